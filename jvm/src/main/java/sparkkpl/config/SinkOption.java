@@ -1,0 +1,72 @@
+package sparkkpl.config;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Every option of the sink that is not a KPL property, declared once: its name (a DataFrame
+ * option, matched case-insensitively), its Spark config key ({@code spark.kpl.<name>}), its
+ * default and what it does. README's option reference is generated from this list.
+ */
+public enum SinkOption {
+    STREAM_NAME("streamName", null,
+        "Default target stream, used for rows whose streamName column is absent or null."),
+    QUEUE_LIMIT("queueLimit", "100000",
+        "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
+            + "the adding task flushes and blocks until the producer is below it again."),
+    QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(64L << 20),
+        "Most bytes of user data (data plus keys) outstanding per producer; same blocking behaviour."),
+    ACK_TIMEOUT_MS("ackTimeoutMs", "600000",
+        "How long a task waits at commit for Kinesis to acknowledge its own records before failing "
+            + "with the number still outstanding."),
+    NATIVE_DIR("nativeDir", null,
+        "Per-user folder where the KPL's native daemon is placed (default <java.io.tmpdir>/spark-kpl-<user>)."),
+    PRODUCER_IDLE_TIMEOUT_MS("producerIdleTimeoutMs", "60000",
+        "How long an executor keeps an unused producer (and its daemon) before closing it."),
+    SHUTDOWN_FLUSH_TIMEOUT_MS("shutdownFlushTimeoutMs", "30000",
+        "How long a closing producer (idle or JVM exit) waits for its outstanding records."),
+    /** Set by the Python API to collect this write's result on the driver; not for users. */
+    WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
+
+    public static final String CONF_PREFIX = "spark.kpl.";
+
+    private final String optionName;
+    private final String defaultValue;
+    private final String doc;
+
+    SinkOption(String optionName, String defaultValue, String doc) {
+        this.optionName = optionName;
+        this.defaultValue = defaultValue;
+        this.doc = doc;
+    }
+
+    public String optionName() {
+        return optionName;
+    }
+
+    public String confKey() {
+        return CONF_PREFIX + optionName;
+    }
+
+    public Optional<String> defaultValue() {
+        return Optional.ofNullable(defaultValue);
+    }
+
+    public String doc() {
+        return doc;
+    }
+
+    public boolean isInternal() {
+        return this == WRITE_ID;
+    }
+
+    static Optional<SinkOption> byName(String name) {
+        String wanted = name.toLowerCase(Locale.ROOT);
+        for (SinkOption option : values()) {
+            if (option.optionName.toLowerCase(Locale.ROOT).equals(wanted)) {
+                return Optional.of(option);
+            }
+        }
+        return Optional.empty();
+    }
+}

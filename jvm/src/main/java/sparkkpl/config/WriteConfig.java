@@ -1,0 +1,136 @@
+package sparkkpl.config;
+
+import java.io.Serializable;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+
+/**
+ * One write's settings, resolved on the driver from {@code spark.kpl.*} config keys overlaid by
+ * the DataFrame's options, checked there (so a mistake fails before any task starts) and shipped
+ * to the executors.
+ */
+public final class WriteConfig implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final EnumMap<SinkOption, String> sinkOptions;
+    /** Canonical KPL property name to value; also the producer's identity on an executor. */
+    private final TreeMap<String, String> kplProperties;
+
+    private WriteConfig(EnumMap<SinkOption, String> sinkOptions, TreeMap<String, String> kplProperties) {
+        this.sinkOptions = sinkOptions;
+        this.kplProperties = kplProperties;
+    }
+
+    /**
+     * @param sparkConf the session's configuration (only {@code spark.kpl.*} keys are read)
+     * @param options the write's options, any case; they win over config keys
+     * @throws IllegalArgumentException naming the first unknown option or key, or bad value
+     */
+    public static WriteConfig resolve(Map<String, String> sparkConf, Map<String, String> options) {
+        EnumMap<SinkOption, String> sink = new EnumMap<>(SinkOption.class);
+        TreeMap<String, String> kpl = new TreeMap<>();
+        sparkConf.forEach((key, value) -> {
+            if (key.startsWith(SinkOption.CONF_PREFIX)) {
+                put(sink, kpl, key.substring(SinkOption.CONF_PREFIX.length()), value,
+                    "Spark config key '" + key + "'");
+            }
+        });
+        options.forEach((key, value) -> put(sink, kpl, key, value, "option '" + key + "'"));
+        WriteConfig config = new WriteConfig(sink, kpl);
+        config.validate();
+        return config;
+    }
+
+    private static void put(EnumMap<SinkOption, String> sink, TreeMap<String, String> kpl,
+                            String name, String value, String source) {
+        Optional<SinkOption> option = SinkOption.byName(name);
+        if (option.isPresent()) {
+            sink.put(option.get(), value);
+            return;
+        }
+        Optional<String> property = KplProperties.canonicalName(name);
+        if (property.isEmpty()) {
+            throw new IllegalArgumentException("Unknown " + source + " for the kpl sink. It takes the sink "
+                + "options " + userOptionNames() + " and the KPL's own properties "
+                + KplProperties.names() + ", in any case, as options or as spark.kpl.<name> config keys.");
+        }
+        kpl.put(property.get(), value);
+    }
+
+    private static String userOptionNames() {
+        StringBuilder names = new StringBuilder("[");
+        for (SinkOption option : SinkOption.values()) {
+            if (!option.isInternal()) {
+                names.append(names.length() > 1 ? ", " : "").append(option.optionName());
+            }
+        }
+        return names.append(']').toString();
+    }
+
+    private void validate() {
+        positiveLong(SinkOption.QUEUE_LIMIT);
+        positiveLong(SinkOption.QUEUE_LIMIT_BYTES);
+        positiveLong(SinkOption.ACK_TIMEOUT_MS);
+        positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
+        positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+        kplConfiguration();
+    }
+
+    private long positiveLong(SinkOption option) {
+        String value = get(option).orElseThrow();
+        try {
+            long parsed = Long.parseLong(value.trim());
+            if (parsed > 0) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("Invalid value for option '" + option.optionName() + "' ("
+            + option.confKey() + "): expected a whole number above 0, got '" + value + "'");
+    }
+
+    /** The value given for an option, else its default. */
+    public Optional<String> get(SinkOption option) {
+        String value = sinkOptions.get(option);
+        return value != null ? Optional.of(value) : option.defaultValue();
+    }
+
+    public long getLong(SinkOption option) {
+        return positiveLong(option);
+    }
+
+    public Map<String, String> kplProperties() {
+        return Collections.unmodifiableMap(kplProperties);
+    }
+
+    /**
+     * What makes two writes share a producer on an executor: the KPL properties (credentials
+     * included, never logged) and the options that shape the producer itself.
+     */
+    public Map<String, String> producerIdentity() {
+        Map<String, String> identity = new TreeMap<>(kplProperties);
+        for (SinkOption option : new SinkOption[] {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
+                SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS}) {
+            get(option).ifPresent(value -> identity.put(option.confKey(), value));
+        }
+        return Collections.unmodifiableMap(identity);
+    }
+
+    /** A fresh KPL configuration built from the properties (validated by the KPL's own setters). */
+    public KinesisProducerConfiguration kplConfiguration() {
+        return KplProperties.toConfiguration(kplProperties);
+    }
+
+    /** Secrets are masked: this string reaches logs and the Spark UI. */
+    @Override
+    public String toString() {
+        Map<String, String> shown = new TreeMap<>();
+        kplProperties.forEach((k, v) -> shown.put(k, KplProperties.isSecret(k) ? "***" : v));
+        return "WriteConfig{sink=" + sinkOptions + ", kpl=" + shown + "}";
+    }
+}

@@ -1,0 +1,131 @@
+package sparkkpl.producer;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Caps the records and bytes a producer has outstanding (added, not yet acknowledged). The KPL's
+ * own queue is unbounded (FLINK-9374), so a task that would go over the cap flushes the producer
+ * and blocks until acknowledgements bring it back under: backpressure instead of unbounded memory.
+ */
+final class OutstandingLimit {
+    /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
+    private static final long REFLUSH_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final long maxRecords;
+    private final long maxBytes;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition released = lock.newCondition();
+    private long records;
+    private long bytes;
+    private long peakRecords;
+    private long peakBytes;
+
+    OutstandingLimit(long maxRecords, long maxBytes) {
+        this.maxRecords = maxRecords;
+        this.maxBytes = maxBytes;
+    }
+
+    /**
+     * Reserves room for one record, blocking while the cap would be exceeded. A record larger than
+     * the whole byte budget is admitted once nothing else is outstanding, so it cannot wait forever.
+     *
+     * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner
+     * @param stats the calling task's record of waits and peaks
+     * @throws TimeoutException when no room came within {@code timeoutNanos}
+     */
+    void acquire(long recordBytes, Runnable flush, long timeoutNanos, TaskQueueStats stats)
+            throws InterruptedException, TimeoutException {
+        lock.lock();
+        try {
+            if (hasRoomFor(recordBytes)) {
+                reserve(recordBytes);
+                stats.admitted(0, records, bytes);
+                return;
+            }
+            long start = System.nanoTime();
+            long deadline = start + timeoutNanos;
+            while (!hasRoomFor(recordBytes)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new TimeoutException("the producer stayed at its queue limit for "
+                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + records + " records ("
+                        + bytes + " bytes) outstanding; Kinesis is not acknowledging them");
+                }
+                flushThenWait(flush, left);
+            }
+            reserve(recordBytes);
+            stats.admitted(Math.max(1, System.nanoTime() - start), records, bytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean hasRoomFor(long recordBytes) {
+        if (records == 0) {
+            return true;
+        }
+        return records + 1 <= maxRecords && bytes + recordBytes <= maxBytes;
+    }
+
+    private void reserve(long recordBytes) {
+        records++;
+        bytes += recordBytes;
+        peakRecords = Math.max(peakRecords, records);
+        peakBytes = Math.max(peakBytes, bytes);
+    }
+
+    void release(long recordBytes) {
+        lock.lock();
+        try {
+            records--;
+            bytes -= recordBytes;
+            released.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until nothing is outstanding or the time is up; returns the records still outstanding. */
+    long awaitEmpty(Runnable flush, long timeoutNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            long deadline = System.nanoTime() + timeoutNanos;
+            while (records > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                flushThenWait(flush, left);
+            }
+            return records;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Called with the lock held; flushes without it, since the KPL's flush may block briefly. */
+    private void flushThenWait(Runnable flush, long leftNanos) throws InterruptedException {
+        lock.unlock();
+        try {
+            flush.run();
+        } finally {
+            lock.lock();
+        }
+        released.awaitNanos(Math.min(leftNanos, REFLUSH_NANOS));
+    }
+
+    /** Outstanding now and at the peak since the producer started. */
+    record Usage(long records, long bytes, long peakRecords, long peakBytes) {}
+
+    Usage usage() {
+        lock.lock();
+        try {
+            return new Usage(records, bytes, peakRecords, peakBytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+}

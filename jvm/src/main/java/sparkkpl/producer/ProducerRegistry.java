@@ -1,0 +1,133 @@
+package sparkkpl.producer;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.kinesis.producer.KinesisProducer;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.config.SinkOption;
+import sparkkpl.config.WriteConfig;
+import sparkkpl.natives.NativeDaemon;
+
+/**
+ * At most one KPL producer per executor JVM per distinct configuration: each producer is a native
+ * daemon with its own threads and connections, so one per task would multiply them (seed 000).
+ * Producers are created on first use, counted while tasks hold them, closed after an idle timeout
+ * and, with a bounded flush, when the JVM exits.
+ */
+public final class ProducerRegistry {
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerRegistry.class);
+
+    private static final class Entry {
+        final SharedProducer producer;
+        int holders;
+        long idleSinceNanos;
+
+        Entry(SharedProducer producer) {
+            this.producer = producer;
+        }
+    }
+
+    private static final Map<Map<String, String>, Entry> ENTRIES = new HashMap<>();
+    private static final ScheduledExecutorService IDLE_CLOSER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "spark-kpl-idle-closer");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(ProducerRegistry::closeAll, "spark-kpl-shutdown"));
+    }
+
+    private ProducerRegistry() {}
+
+    /** The JVM's producer for this configuration, created if needed; pair with {@link #release}. */
+    public static SharedProducer acquire(WriteConfig config) {
+        Map<String, String> key = config.producerIdentity();
+        synchronized (ENTRIES) {
+            Entry entry = ENTRIES.get(key);
+            if (entry == null) {
+                entry = new Entry(create(config));
+                ENTRIES.put(key, entry);
+            }
+            entry.holders++;
+            return entry.producer;
+        }
+    }
+
+    public static void release(SharedProducer producer) {
+        synchronized (ENTRIES) {
+            for (Entry entry : ENTRIES.values()) {
+                if (entry.producer == producer && --entry.holders == 0) {
+                    entry.idleSinceNanos = System.nanoTime();
+                    IDLE_CLOSER.schedule(ProducerRegistry::closeIdle, producer.idleTimeoutMs(), TimeUnit.MILLISECONDS);
+                }
+            }
+        }
+    }
+
+    private static SharedProducer create(WriteConfig config) {
+        KinesisProducerConfiguration kplConfig = config.kplConfiguration();
+        // Placing the daemon ourselves keeps the KPL from extracting it into a folder shared by
+        // every user, under a lock that a task interrupt breaks.
+        if (kplConfig.getNativeExecutable().isEmpty()) {
+            Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
+            kplConfig.setNativeExecutable(NativeDaemon.install(dir).toString());
+        }
+        LOG.info("Starting a KPL producer for {}", config);
+        return new SharedProducer(new KinesisProducer(kplConfig),
+            config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
+            config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
+            config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
+    }
+
+    private static void closeIdle() {
+        List<SharedProducer> idle = new ArrayList<>();
+        synchronized (ENTRIES) {
+            Iterator<Entry> entries = ENTRIES.values().iterator();
+            while (entries.hasNext()) {
+                Entry entry = entries.next();
+                long idleMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - entry.idleSinceNanos);
+                if (entry.holders == 0 && idleMs >= entry.producer.idleTimeoutMs()) {
+                    entries.remove();
+                    idle.add(entry.producer);
+                }
+            }
+        }
+        idle.forEach(SharedProducer::close);
+    }
+
+    private static void closeAll() {
+        List<SharedProducer> all = new ArrayList<>();
+        synchronized (ENTRIES) {
+            ENTRIES.values().forEach(entry -> all.add(entry.producer));
+            ENTRIES.clear();
+        }
+        all.forEach(SharedProducer::close);
+    }
+
+    /** Live figures of every producer of this JVM (the driver's, read through {@code sc._jvm}). */
+    public static List<Map<String, Long>> stats() {
+        List<Map<String, Long>> stats = new ArrayList<>();
+        synchronized (ENTRIES) {
+            ENTRIES.values().forEach(entry -> stats.add(entry.producer.stats()));
+        }
+        return stats;
+    }
+
+    /** How many producers (daemons) this JVM has open. */
+    public static int openProducers() {
+        synchronized (ENTRIES) {
+            return ENTRIES.size();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package sparkkpl.producer;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
+import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.kinesis.producer.KinesisProducer;
+import software.amazon.kinesis.producer.UserRecordResult;
+
+/** One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap. */
+public final class SharedProducer {
+    private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
+
+    private final KinesisProducer kpl;
+    private final OutstandingLimit limit;
+    private final long idleTimeoutMs;
+    private final long closeTimeoutMs;
+
+    SharedProducer(KinesisProducer kpl, long maxRecords, long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
+        this.kpl = kpl;
+        this.limit = new OutstandingLimit(maxRecords, maxBytes);
+        this.idleTimeoutMs = idleTimeoutMs;
+        this.closeTimeoutMs = closeTimeoutMs;
+    }
+
+    /**
+     * Adds one record for {@code acks}' task, first waiting for room under the queue limit.
+     *
+     * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
+     * @throws TimeoutException when the queue stayed full for {@code timeoutMs}
+     */
+    public void add(String stream, String partitionKey, String explicitHashKey, byte[] data,
+                    TaskAcks acks, TaskQueueStats stats, long timeoutMs) throws InterruptedException, TimeoutException {
+        long size = recordBytes(partitionKey, explicitHashKey, data);
+        limit.acquire(size, kpl::flush, TimeUnit.MILLISECONDS.toNanos(timeoutMs), stats);
+        ListenableFuture<UserRecordResult> future;
+        try {
+            future = kpl.addUserRecord(stream, partitionKey, explicitHashKey, ByteBuffer.wrap(data));
+        } catch (RuntimeException e) {
+            limit.release(size);
+            throw e;
+        }
+        future.addListener(() -> limit.release(size), MoreExecutors.directExecutor());
+        acks.track(future, stream, partitionKey, size);
+    }
+
+    /** The bytes a record puts on the wire: what queueLimitBytes and bytes_written count. */
+    public static long recordBytes(String partitionKey, String explicitHashKey, byte[] data) {
+        return data.length + partitionKey.length() + (explicitHashKey == null ? 0 : explicitHashKey.length());
+    }
+
+    public void flush() {
+        kpl.flush();
+    }
+
+    OutstandingLimit.Usage usage() {
+        return limit.usage();
+    }
+
+    long idleTimeoutMs() {
+        return idleTimeoutMs;
+    }
+
+    /** Live figures, readable from the driver through {@code sc._jvm}. */
+    public Map<String, Long> stats() {
+        OutstandingLimit.Usage usage = limit.usage();
+        Map<String, Long> stats = new LinkedHashMap<>();
+        stats.put("outstandingRecords", usage.records());
+        stats.put("outstandingBytes", usage.bytes());
+        stats.put("peakOutstandingRecords", usage.peakRecords());
+        stats.put("peakOutstandingBytes", usage.peakBytes());
+        stats.put("kplOutstandingRecords", (long) kpl.getOutstandingRecordsCount());
+        return stats;
+    }
+
+    /**
+     * Flushes, waits a bounded time for every outstanding record, then stops the daemon. Records
+     * still outstanding at the deadline are reported, never dropped silently.
+     */
+    void close() {
+        try {
+            long left = limit.awaitEmpty(kpl::flush, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
+            if (left > 0) {
+                LOG.error("Closing the KPL producer with {} records still unacknowledged after {} ms; "
+                    + "their tasks have already failed or will not commit", left, closeTimeoutMs);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            kpl.destroy();
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package sparkkpl.spark;
+
+import java.util.Map;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/** The Spark data source {@code kpl}: {@code df.write.format("kpl").option("streamName", s).mode("append").save()}. */
+public final class KplDataSource implements TableProvider, DataSourceRegister {
+    public static final String SHORT_NAME = "kpl";
+
+    @Override
+    public String shortName() {
+        return SHORT_NAME;
+    }
+
+    /** Spark asks only when reading; Kinesis records have no schema to infer. */
+    @Override
+    public StructType inferSchema(CaseInsensitiveStringMap options) {
+        throw new UnsupportedOperationException("The kpl data source only writes to Kinesis; read a stream "
+            + "with a Kinesis consumer instead");
+    }
+
+    /** The table takes the schema of the DataFrame being written. */
+    @Override
+    public boolean supportsExternalMetadata() {
+        return true;
+    }
+
+    @Override
+    public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        return new KplTable(schema);
+    }
+}

@@ -1,0 +1,61 @@
+package sparkkpl.spark;
+
+import java.util.EnumSet;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
+import scala.collection.Iterator;
+import sparkkpl.config.WriteConfig;
+
+/** A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. */
+final class KplTable implements SupportsWrite {
+    private final StructType schema;
+
+    KplTable(StructType schema) {
+        this.schema = schema;
+    }
+
+    @Override
+    public String name() {
+        return KplDataSource.SHORT_NAME;
+    }
+
+    @Override
+    public StructType schema() {
+        return schema;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+        return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);
+    }
+
+    /** Runs on the driver: options and config keys are resolved and checked here, before any task. */
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+        WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
+        RowLayout layout = RowLayout.of(info.schema());
+        return new WriteBuilder() {
+            @Override
+            public Write build() {
+                return new KplWrite(config, layout);
+            }
+        };
+    }
+
+    private static java.util.Map<String, String> sessionConf() {
+        java.util.Map<String, String> conf = new java.util.HashMap<>();
+        Iterator<Tuple2<String, String>> entries = SparkSession.active().conf().getAll().iterator();
+        while (entries.hasNext()) {
+            Tuple2<String, String> entry = entries.next();
+            conf.put(entry._1(), entry._2());
+        }
+        return conf;
+    }
+}

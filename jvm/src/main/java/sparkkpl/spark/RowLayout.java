@@ -1,0 +1,112 @@
+package sparkkpl.spark;
+
+import java.io.Serializable;
+import java.util.Locale;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Where a record's parts sit in the rows being written, checked once against the schema:
+ * {@code data} (binary or string, required), {@code partitionKey}, {@code explicitHashKey} and
+ * {@code streamName} (strings, optional). Column names match case-insensitively, like Spark's.
+ */
+final class RowLayout implements Serializable {
+    private static final long serialVersionUID = 1L;
+    static final String DATA = "data";
+    static final String PARTITION_KEY = "partitionKey";
+    static final String EXPLICIT_HASH_KEY = "explicitHashKey";
+    static final String STREAM_NAME = "streamName";
+    private static final int ABSENT = -1;
+
+    private final int data;
+    private final boolean dataIsString;
+    private final int partitionKey;
+    private final int explicitHashKey;
+    private final int streamName;
+
+    private RowLayout(int data, boolean dataIsString, int partitionKey, int explicitHashKey, int streamName) {
+        this.data = data;
+        this.dataIsString = dataIsString;
+        this.partitionKey = partitionKey;
+        this.explicitHashKey = explicitHashKey;
+        this.streamName = streamName;
+    }
+
+    /** @throws IllegalArgumentException naming the column that is missing, unknown or of the wrong type */
+    static RowLayout of(StructType schema) {
+        int data = ABSENT;
+        int partitionKey = ABSENT;
+        int explicitHashKey = ABSENT;
+        int streamName = ABSENT;
+        StructField[] fields = schema.fields();
+        for (int i = 0; i < fields.length; i++) {
+            String name = fields[i].name().toLowerCase(Locale.ROOT);
+            DataType type = fields[i].dataType();
+            if (name.equals(DATA.toLowerCase(Locale.ROOT))) {
+                if (!type.equals(DataTypes.BinaryType) && !type.equals(DataTypes.StringType)) {
+                    throw wrongType(fields[i], "binary or string");
+                }
+                data = i;
+            } else if (name.equals(PARTITION_KEY.toLowerCase(Locale.ROOT))) {
+                partitionKey = stringColumn(fields[i], i);
+            } else if (name.equals(EXPLICIT_HASH_KEY.toLowerCase(Locale.ROOT))) {
+                explicitHashKey = stringColumn(fields[i], i);
+            } else if (name.equals(STREAM_NAME.toLowerCase(Locale.ROOT))) {
+                streamName = stringColumn(fields[i], i);
+            } else {
+                throw new IllegalArgumentException("The kpl sink does not know column '" + fields[i].name()
+                    + "'. It writes the columns " + DATA + " (binary or string, required), " + PARTITION_KEY
+                    + ", " + EXPLICIT_HASH_KEY + " and " + STREAM_NAME + " (strings); select or rename to these.");
+            }
+        }
+        if (data == ABSENT) {
+            throw new IllegalArgumentException("The kpl sink needs a column '" + DATA
+                + "' (binary or string) holding each record's payload; the DataFrame has " + schema.simpleString());
+        }
+        return new RowLayout(data, fields[data].dataType().equals(DataTypes.StringType), partitionKey,
+            explicitHashKey, streamName);
+    }
+
+    private static int stringColumn(StructField field, int ordinal) {
+        if (!field.dataType().equals(DataTypes.StringType)) {
+            throw wrongType(field, "string");
+        }
+        return ordinal;
+    }
+
+    private static IllegalArgumentException wrongType(StructField field, String expected) {
+        return new IllegalArgumentException("Column '" + field.name() + "' must be " + expected + " for the kpl sink, "
+            + "but is " + field.dataType().simpleString() + "; cast it first");
+    }
+
+    /** The payload, or null when the row's data is null. */
+    byte[] data(InternalRow row) {
+        if (row.isNullAt(data)) {
+            return null;
+        }
+        return dataIsString ? row.getUTF8String(data).getBytes() : row.getBinary(data);
+    }
+
+    String partitionKey(InternalRow row) {
+        return string(row, partitionKey);
+    }
+
+    String explicitHashKey(InternalRow row) {
+        return string(row, explicitHashKey);
+    }
+
+    String streamName(InternalRow row) {
+        return string(row, streamName);
+    }
+
+    boolean hasPartitionKey() {
+        return partitionKey != ABSENT;
+    }
+
+    private static String string(InternalRow row, int ordinal) {
+        return ordinal == ABSENT || row.isNullAt(ordinal) ? null : row.getUTF8String(ordinal).toString();
+    }
+}

@@ -1,0 +1,58 @@
+"""Comparing what was written with what a stream holds: every record, once, with its key."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple
+
+#: data -> partition key the writer gave it.
+Expected = Dict[bytes, str]
+
+
+@dataclass
+class DeliveryReport:
+    expected: int
+    received: int
+    missing: List[bytes] = field(default_factory=list)
+    duplicated: List[bytes] = field(default_factory=list)
+    unexpected: List[bytes] = field(default_factory=list)
+    wrong_key: List[Tuple[bytes, str, str]] = field(default_factory=list)
+
+    @property
+    def exactly_once(self) -> bool:
+        return not (self.missing or self.duplicated or self.unexpected or self.wrong_key)
+
+    @property
+    def at_least_once(self) -> bool:
+        return not (self.missing or self.unexpected or self.wrong_key)
+
+    def summary(self) -> str:
+        def sample(items: list) -> str:
+            return f"{len(items)} (e.g. {items[:3]!r})" if items else "0"
+
+        return (
+            f"expected {self.expected}, received {self.received}: missing {sample(self.missing)}, "
+            f"duplicated {sample(self.duplicated)}, unexpected {sample(self.unexpected)}, "
+            f"wrong partition key {sample(self.wrong_key)}"
+        )
+
+
+def compare(expected: Expected, records: Iterable[Tuple[bytes, str]]) -> DeliveryReport:
+    """``records`` are (data, partition key) pairs read back from the stream, de-aggregated."""
+    seen: Counter = Counter()
+    keys: Dict[bytes, Optional[str]] = {}
+    received = 0
+    for data, key in records:
+        received += 1
+        seen[data] += 1
+        keys.setdefault(data, key)
+    report = DeliveryReport(expected=len(expected), received=received)
+    for data, key in expected.items():
+        if data not in seen:
+            report.missing.append(data)
+        elif keys[data] != key:
+            report.wrong_key.append((data, key, keys[data] or ""))
+    report.duplicated = [data for data, count in seen.items() if count > 1]
+    report.unexpected = [data for data in seen if data not in expected]
+    return report

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian machine, and nothing twice:
+# JDK 17, Gradle, Node.js (Debian), a Python venv in .venv (PyPI, pinned), kinesis-local in .tools (npm, pinned).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KINESIS_LOCAL_VERSION=0.6.2
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
+command -v gradle >/dev/null || missing+=(gradle)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install: apt packages ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "install: Python venv in .venv"
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-dev.txt
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e python
+
+if [ ! -f ".tools/node_modules/kinesis-local/package.json" ] \
+   || ! grep -q "\"version\": \"$KINESIS_LOCAL_VERSION\"" .tools/node_modules/kinesis-local/package.json; then
+  echo "install: kinesis-local $KINESIS_LOCAL_VERSION in .tools"
+  npm install --silent --prefix .tools --no-audit --no-fund --save-exact "kinesis-local@$KINESIS_LOCAL_VERSION" >/dev/null
+fi

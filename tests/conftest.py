@@ -1,0 +1,73 @@
+"""Fixtures for the end-to-end suite: the embedded Kinesis, Spark in local mode and on a real
+standalone cluster, all on loopback. Importing this module makes the test process (and so every
+JVM and KPL daemon it starts) unable to reach the EC2 metadata address."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Dict, Iterator
+
+import pytest
+
+from spark_kpl.testing._env import apply_loopback_env
+
+apply_loopback_env()
+
+import spark_kpl  # noqa: E402
+from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
+
+#: Producers close soon after a test's write, so no daemon outlives the test that started it.
+TEST_SPARK_CONF: Dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.kpl.producerIdleTimeoutMs": "2000",
+}
+
+_stream_numbers = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def kinesis() -> Iterator[LocalKinesis]:
+    with LocalKinesis() as local:
+        yield local
+
+
+@pytest.fixture
+def stream(kinesis: LocalKinesis, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh 2-shard stream per test, deleted afterwards."""
+    name = f"t{next(_stream_numbers)}-{request.node.name[:40]}".replace("[", "-").replace("]", "")
+    kinesis.create_stream(name, shards=2)
+    yield name
+    kinesis.delete_stream(name)
+
+
+def _session(master: str, conf: Dict[str, str]):
+    from pyspark.sql import SparkSession
+
+    builder = spark_kpl.configure(SparkSession.builder.master(master).appName("spark-kpl-tests"))
+    for key, value in {**TEST_SPARK_CONF, **conf}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """Spark in local mode: tasks run in the test's own driver JVM."""
+    session = _session("local[2]", {})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[StandaloneCluster]:
+    with StandaloneCluster(workers=2) as standalone:
+        yield standalone
+
+
+@pytest.fixture(scope="module")
+def cluster_spark(cluster: StandaloneCluster):
+    """Spark on the standalone cluster: each worker's executor is a JVM of its own."""
+    session = _session(cluster.master_url, cluster.spark_conf())
+    yield session
+    session.stop()

@@ -1,0 +1,79 @@
+"""A job on a real 2-worker standalone cluster runs on two executor JVMs, and stop() leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+import pytest
+
+from spark_kpl.testing._env import LOOPBACK_AWS_ENV
+from spark_kpl.testing.cluster import StandaloneCluster, _alive
+
+
+def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:
+        pytest.skip("another SparkContext is active in this process; one driver per JVM")
+    # The driver JVM that pyspark starts inherits os.environ.
+    for key, value in LOOPBACK_AWS_ENV.items():
+        monkeypatch.setenv(key, value)
+
+    # Nested, so cloudpickle ships it by value: executors cannot import this test module.
+    def _executor_of_this_task(_: Iterator[int]) -> Iterator[Tuple[int, int, str]]:
+        """(python worker pid, executor JVM pid, executor id): walk up /proc to the executor JVM."""
+        pid = os.getpid()
+        jvm, exec_id = -1, ""
+        cur = pid
+        while cur > 1:
+            args = Path(f"/proc/{cur}/cmdline").read_bytes().split(b"\0")
+            if any(b"CoarseGrainedExecutorBackend" in a for a in args):
+                jvm = cur
+                exec_id = args[args.index(b"--executor-id") + 1].decode()
+                break
+            stat = Path(f"/proc/{cur}/stat").read_text()
+            cur = int(stat[stat.rindex(")") + 2 :].split()[1])
+        import spark_kpl.testing  # executors find the package through the PYTHONPATH spark_conf() sets
+
+        time.sleep(0.5)  # keep each core busy a moment so the tasks spread over both executors
+        yield pid, jvm, exec_id
+
+    cluster = StandaloneCluster(workers=2, cores_per_worker=1, memory_per_worker="1g")
+    t0 = time.monotonic()
+    cluster.start()
+    started = cluster.started_pids
+    seen_executors: List[int] = []
+    try:
+        print(f"cluster start: {time.monotonic() - t0:.1f}s")
+        builder = SparkSession.builder.appName("spark-kpl-standalone-test")
+        for key, value in cluster.spark_conf().items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        try:
+            rows = spark.sparkContext.parallelize(range(4), 4).mapPartitions(_executor_of_this_task).collect()
+            seen_executors = cluster.executor_pids()
+        finally:
+            spark.stop()
+    finally:
+        t1 = time.monotonic()
+        cluster.stop()
+        print(f"cluster stop: {time.monotonic() - t1:.1f}s")
+
+    assert len(rows) == 4
+    jvms = {jvm for _, jvm, _ in rows}
+    exec_ids = {eid for _, _, eid in rows}
+    assert len(jvms) == 2 and len(exec_ids) == 2, rows
+    assert jvms <= set(seen_executors), (rows, seen_executors)
+
+    deadline = time.monotonic() + 5
+    leftovers = [p for p in [*started, *seen_executors] if _alive(p)]
+    while leftovers and time.monotonic() < deadline:
+        time.sleep(0.1)
+        leftovers = [p for p in leftovers if _alive(p)]
+    assert not leftovers
+    assert cluster.executor_pids() == []
+    cluster.stop()  # idempotent
