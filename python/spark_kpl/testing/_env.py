@@ -27,5 +27,6 @@ def loopback_env(base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
 
 def apply_loopback_env() -> None:
     """Make this process (and every child it starts, the Spark driver JVM included) loopback-safe."""
+    env = loopback_env()
     os.environ.clear()
-    os.environ.update(loopback_env())
+    os.environ.update(env)

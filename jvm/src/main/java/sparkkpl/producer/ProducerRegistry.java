@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,7 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.natives.NativeDaemon;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * At most one KPL producer per executor JVM per distinct configuration: each producer is a native
@@ -38,6 +40,8 @@ public final class ProducerRegistry {
     }
 
     private static final Map<Map<String, String>, Entry> ENTRIES = new HashMap<>();
+    /** Builds producers: the KPL takes an interruptible file lock while it writes its CA certificates. */
+    private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
     private static final ScheduledExecutorService IDLE_CLOSER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "spark-kpl-idle-closer");
         thread.setDaemon(true);
@@ -56,7 +60,7 @@ public final class ProducerRegistry {
         synchronized (ENTRIES) {
             Entry entry = ENTRIES.get(key);
             if (entry == null) {
-                entry = new Entry(create(config));
+                entry = new Entry(OffTaskThread.call(FACTORY, () -> create(config)));
                 ENTRIES.put(key, entry);
             }
             entry.holders++;
@@ -79,9 +83,13 @@ public final class ProducerRegistry {
         KinesisProducerConfiguration kplConfig = config.kplConfiguration();
         // Placing the daemon ourselves keeps the KPL from extracting it into a folder shared by
         // every user, under a lock that a task interrupt breaks.
+        Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
         if (kplConfig.getNativeExecutable().isEmpty()) {
-            Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
             kplConfig.setNativeExecutable(NativeDaemon.install(dir).toString());
+        }
+        // The daemon's named pipes too, or they land in a folder every user of the host shares.
+        if (kplConfig.getTempDirectory().isEmpty()) {
+            kplConfig.setTempDirectory(dir.toString());
         }
         LOG.info("Starting a KPL producer for {}", config);
         return new SharedProducer(new KinesisProducer(kplConfig),

@@ -4,7 +4,9 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import software.amazon.kinesis.producer.Attempt;
@@ -53,17 +55,25 @@ public final class TaskAcks {
         notifyAll();
     }
 
-    /** Kinesis's error code and message from the last attempt, which is why the record finally failed. */
+    /**
+     * Kinesis's error code and message from the last attempt, which is why the record finally
+     * failed, and the other errors its attempts met ("Expired" alone would hide the cause).
+     */
     static String describe(Throwable error) {
-        if (error instanceof UserRecordFailedException) {
-            List<Attempt> attempts = ((UserRecordFailedException) error).getResult().getAttempts();
-            if (!attempts.isEmpty()) {
-                Attempt last = attempts.get(attempts.size() - 1);
-                return last.getErrorCode() + ": " + last.getErrorMessage() + " (after " + attempts.size()
-                    + " attempts)";
-            }
+        if (!(error instanceof UserRecordFailedException)) {
+            return String.valueOf(error);
         }
-        return String.valueOf(error);
+        List<Attempt> attempts = ((UserRecordFailedException) error).getResult().getAttempts();
+        if (attempts.isEmpty()) {
+            return String.valueOf(error);
+        }
+        Attempt last = attempts.get(attempts.size() - 1);
+        Set<String> earlier = new LinkedHashSet<>();
+        for (Attempt attempt : attempts.subList(0, attempts.size() - 1)) {
+            earlier.add(attempt.getErrorCode() + ": " + attempt.getErrorMessage());
+        }
+        return last.getErrorCode() + ": " + last.getErrorMessage() + " (after " + attempts.size() + " attempts"
+            + (earlier.isEmpty() ? "" : "; earlier: " + String.join("; ", earlier)) + ")";
     }
 
     /**

@@ -1,0 +1,250 @@
+package sparkkpl.natives;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Puts the KPL daemon at {@code <dir>/<first 16 hex digits of its SHA-256>/kinesis_producer} and proves
+ * it is the bundled one and runs on this host.
+ *
+ * <p>A complete, genuine file is guaranteed by the order of the steps, not by the lock: a unique temp
+ * file beside the target, fsync, its SHA-256 checked against the bundled daemon's, chmod 0700, atomic
+ * rename, fsync of the folder. Readers see either no file, an old file (checked by hash before use) or
+ * the whole new one. The lock file {@code <dir>/.lock} only stops processes writing 86 MB in parallel:
+ * Python's {@code filelock} (flock) and Java's {@code FileChannel.lock} (fcntl) do not exclude each other
+ * on Linux, and a lock held for too long is given up on rather than waited for.
+ */
+final class DaemonPlacement {
+
+    static final String EXECUTABLE_NAME = "kinesis_producer";
+    static final String LOCK_FILE_NAME = ".lock";
+    static final String TEMP_PREFIX = EXECUTABLE_NAME + ".";
+    static final String TEMP_SUFFIX = ".tmp";
+    /** A killed writer leaves its temp file behind; a live one finishes within seconds. */
+    static final Duration STALE_TEMP_AGE = Duration.ofHours(1);
+    private static final Duration LOCK_PATIENCE = Duration.ofSeconds(60);
+    private static final Duration LOCK_POLL = Duration.ofMillis(50);
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(30);
+    /** Printed by the daemon when started without arguments (then it exits 1). */
+    private static final String USAGE_BANNER = "Usage:";
+    private static final int TEXT_FILE_BUSY_RETRIES = 5;
+
+    private DaemonPlacement() {}
+
+    /** The daemon inside the jar: its resource name and the SHA-256 every placed copy must have. */
+    record Bundled(String resource, byte[] sha256) {
+
+        static Bundled read(String resource) throws IOException {
+            try (InputStream in = open(resource)) {
+                return new Bundled(resource, DaemonPlacement.sha256(in));
+            }
+        }
+
+        /** One folder per daemon build, so two KPL versions on a host never overwrite each other. */
+        String folderName() {
+            return HexFormat.of().formatHex(sha256).substring(0, 16);
+        }
+
+        InputStream open() throws IOException {
+            return open(resource);
+        }
+
+        private static InputStream open(String resource) throws IOException {
+            InputStream in = DaemonPlacement.class.getClassLoader().getResourceAsStream(resource);
+            if (in == null) {
+                throw new IOException("the jar on the classpath has no " + resource);
+            }
+            return in;
+        }
+    }
+
+    /** A verified daemon. Only its owner can write its folder: the same inode of the same size is still it. */
+    record Placed(Path executable, Object fileKey, long size) {
+
+        boolean stillInPlace() {
+            try {
+                BasicFileAttributes now = Files.readAttributes(
+                        executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                return now.isRegularFile() && fileKey.equals(now.fileKey()) && now.size() == size;
+            } catch (IOException gone) {
+                return false;
+            }
+        }
+    }
+
+    static Placed place(Path dir, Bundled daemon) throws IOException {
+        PrivateDirectory.ensure(dir);
+        Path folder = dir.resolve(daemon.folderName());
+        PrivateDirectory.ensure(folder);
+        Path executable = folder.resolve(EXECUTABLE_NAME);
+        if (!isIntact(executable, daemon)) {
+            try (FileChannel lockFile = FileChannel.open(dir.resolve(LOCK_FILE_NAME),
+                    StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+                 FileLock lock = lockWithinPatience(lockFile)) {
+                if (!isIntact(executable, daemon)) {
+                    writeVerified(daemon, folder, executable);
+                }
+                removeStaleTemps(folder);
+            }
+        }
+        checkRuns(executable);
+        BasicFileAttributes placed = Files.readAttributes(
+                executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        return new Placed(executable, placed.fileKey(), placed.size());
+    }
+
+    /** A regular file of ours, mode 0700, with the bundled daemon's SHA-256; anything else gets replaced. */
+    static boolean isIntact(Path executable, Bundled daemon) throws IOException {
+        PosixFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(executable, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException absent) {
+            return false;
+        }
+        return attributes.isRegularFile()
+                && attributes.permissions().equals(PrivateDirectory.OWNER_ONLY)
+                && PrivateDirectory.ownerUid(executable) == PrivateDirectory.currentUid()
+                && Arrays.equals(sha256(executable), daemon.sha256());
+    }
+
+    static byte[] sha256(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            return sha256(in);
+        }
+    }
+
+    private static byte[] sha256(InputStream in) throws IOException {
+        MessageDigest digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+        byte[] buffer = new byte[1 << 16];
+        for (int read; (read = in.read(buffer)) > 0; ) {
+            digest.update(buffer, 0, read);
+        }
+        return digest.digest();
+    }
+
+    /** Null when the patience runs out: placing without the lock is still correct, only maybe duplicated. */
+    private static FileLock lockWithinPatience(FileChannel lockFile) throws IOException {
+        long deadline = System.nanoTime() + LOCK_PATIENCE.toNanos();
+        while (true) {
+            try {
+                FileLock lock = lockFile.tryLock();
+                if (lock != null) {
+                    return lock;
+                }
+            } catch (OverlappingFileLockException heldInThisJvm) {
+                // A copy of this class in another class loader is placing; wait as for another process.
+            }
+            if (System.nanoTime() - deadline > 0) {
+                return null;
+            }
+            LockSupport.parkNanos(LOCK_POLL.toNanos());
+        }
+    }
+
+    private static void writeVerified(Bundled daemon, Path folder, Path executable) throws IOException {
+        Path temp = Files.createTempFile(folder, TEMP_PREFIX, TEMP_SUFFIX,
+                PosixFilePermissions.asFileAttribute(PrivateDirectory.OWNER_ONLY));
+        try {
+            try (InputStream in = daemon.open();
+                 FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                in.transferTo(Channels.newOutputStream(out));
+                out.force(true);
+            }
+            if (!Arrays.equals(sha256(temp), daemon.sha256())) {
+                throw new IOException(temp + " does not hold what was written to it");
+            }
+            PrivateDirectory.setPermissionsNoFollow(temp, PrivateDirectory.OWNER_ONLY);
+            Files.move(temp, executable, StandardCopyOption.ATOMIC_MOVE);
+            try (FileChannel folderHandle = FileChannel.open(folder, StandardOpenOption.READ)) {
+                folderHandle.force(true);
+            }
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    private static void removeStaleTemps(Path folder) throws IOException {
+        Instant cutoff = Instant.now().minus(STALE_TEMP_AGE);
+        try (DirectoryStream<Path> temps = Files.newDirectoryStream(folder, TEMP_PREFIX + "*" + TEMP_SUFFIX)) {
+            for (Path temp : temps) {
+                try {
+                    if (Files.getLastModifiedTime(temp, LinkOption.NOFOLLOW_LINKS).toInstant().isBefore(cutoff)) {
+                        Files.deleteIfExists(temp);
+                    }
+                } catch (NoSuchFileException removedMeanwhile) {
+                    // Another process cleaned it up first.
+                }
+            }
+        }
+    }
+
+    /**
+     * Starts the daemon without arguments: it prints its usage and exits. A launch refused with
+     * EACCES means a noexec mount; a missing banner means the binary does not run on this host.
+     */
+    private static void checkRuns(Path executable) throws IOException {
+        Process process = start(new ProcessBuilder(executable.toString()).redirectErrorStream(true));
+        process.getOutputStream().close();
+        try {
+            if (!process.waitFor(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                throw new IOException(executable + " did not exit within " + PROBE_TIMEOUT.toSeconds()
+                        + " s when started without arguments");
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while test-starting " + executable);
+        }
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!output.contains(USAGE_BANNER)) {
+            throw new IOException(executable + " does not run on this host (exit " + process.exitValue()
+                    + "): " + output.strip());
+        }
+    }
+
+    private static Process start(ProcessBuilder builder) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return builder.start();
+            } catch (IOException e) {
+                // ETXTBSY: a child another thread is forking may briefly hold the temp file's write handle.
+                if (attempt < TEXT_FILE_BUSY_RETRIES && String.valueOf(e.getMessage()).contains("error=26,")) {
+                    LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+                    continue;
+                }
+                throw new IOException(builder.command().get(0)
+                        + " cannot be executed (is its file system mounted noexec?): " + e.getMessage(), e);
+            }
+        }
+    }
+}

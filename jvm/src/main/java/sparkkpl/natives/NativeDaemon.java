@@ -1,0 +1,123 @@
+package sparkkpl.natives;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+
+import sparkkpl.config.SinkOption;
+import sparkkpl.util.OffTaskThread;
+
+/**
+ * The KPL's native daemon, placed by us so the KPL never extracts it.
+ *
+ * <p>The KPL's own extraction writes into one folder shared by every user of the host, under a
+ * {@code FileLock} that a thread interrupt breaks (Spark interrupts task threads on cancel). Pass the
+ * path {@link #install} returns to the KPL as {@code NativeExecutable}. The KPL then writes its CA
+ * certificates into {@code cacerts/} beside the binary (with a {@code cacerts.lock}), which is why the
+ * binary's folder stays writable by its owner. It still makes its named pipes under
+ * {@code <TempDirectory>/amazon-kinesis-producer-native-binaries}, so pass the same {@code dir} as
+ * {@code TempDirectory} to keep those out of the folder shared by every user too.
+ */
+public final class NativeDaemon {
+
+    static final String RESOURCE_ROOT = "amazon-kinesis-producer-native-binaries";
+    /** The platforms the KPL 1.0.9 jar carries a daemon for, named as the KPL names them. */
+    static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64", "osx");
+
+    /**
+     * All placing runs here, never on the caller's thread: an interrupt of a task thread would close a
+     * {@code FileChannel} mid-lock or mid-write. One thread also keeps this JVM's own lock attempts
+     * from overlapping.
+     */
+    private static final ExecutorService PLACER = OffTaskThread.newWorker("spark-kpl-native-daemon");
+    private static final Map<Path, DaemonPlacement.Placed> PLACED = new ConcurrentHashMap<>();
+    /** Hashed once per JVM; touched by the PLACER thread only. */
+    private static DaemonPlacement.Bundled bundled;
+
+    private NativeDaemon() {}
+
+    /** {@code <java.io.tmpdir>/spark-kpl-<user.name>}: one folder per user, never shared between users. */
+    public static Path defaultDir() {
+        String user = System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_");
+        return Paths.get(System.getProperty("java.io.tmpdir"), "spark-kpl-" + user);
+    }
+
+    /**
+     * Returns a verified daemon executable for this platform under {@code dir}, placing it if needed.
+     * Safe to call from many threads and processes at once; an interrupt of the calling thread does
+     * not abort it and stays set on return.
+     *
+     * @throws UncheckedIOException naming the folder and the {@link SinkOption#NATIVE_DIR} config key
+     *     when {@code dir} is refused, unwritable, full or mounted noexec
+     * @throws IllegalStateException on a platform the KPL has no daemon for
+     */
+    public static Path install(Path dir) {
+        Path key = Objects.requireNonNull(dir, "dir").toAbsolutePath().normalize();
+        DaemonPlacement.Placed known = knownPlacement(key);
+        if (known != null) {
+            return known.executable();
+        }
+        return OffTaskThread.call(PLACER, () -> placeOnce(key)).executable();
+    }
+
+    /** The KPL's name for a platform ({@code os.name}, {@code os.arch}), as in its extractBinaries. */
+    static String platform(String osName, String osArch) {
+        String name;
+        if (osName.startsWith("Linux")) {
+            name = "linux-" + (osArch.equals("amd64") ? "x86_64" : osArch);
+        } else if (osName.startsWith("Mac OS X")) {
+            name = "osx";
+        } else {
+            name = osName + "/" + osArch;
+        }
+        if (!PLATFORMS.contains(name)) {
+            throw new IllegalStateException("The KPL has no native daemon for " + osName + " on " + osArch
+                    + "; it ships one for " + String.join(", ", PLATFORMS));
+        }
+        return name;
+    }
+
+    private static DaemonPlacement.Placed knownPlacement(Path dir) {
+        DaemonPlacement.Placed known = PLACED.get(dir);
+        return known != null && known.stillInPlace() ? known : null;
+    }
+
+    private static DaemonPlacement.Placed placeOnce(Path dir) {
+        DaemonPlacement.Placed known = knownPlacement(dir);
+        if (known != null) {
+            return known; // a call queued before ours placed it
+        }
+        try {
+            DaemonPlacement.Placed placed = DaemonPlacement.place(dir, bundled());
+            PLACED.put(dir, placed);
+            return placed;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot install the KPL native daemon in " + dir + ": "
+                    + reason(e) + ". Set " + SinkOption.NATIVE_DIR.confKey() + " to a folder of your own"
+                    + " on a local file system with free space that allows executables.", e);
+        }
+    }
+
+    /** A file system error whose OS reason is missing names only the path; its type says what went wrong. */
+    private static String reason(IOException e) {
+        return e instanceof FileSystemException failed && failed.getReason() == null
+                ? e.getClass().getSimpleName() + " on " + failed.getFile()
+                : e.getMessage();
+    }
+
+    private static DaemonPlacement.Bundled bundled() throws IOException {
+        if (bundled == null) {
+            String platform = platform(System.getProperty("os.name"), System.getProperty("os.arch"));
+            bundled = DaemonPlacement.Bundled.read(
+                    RESOURCE_ROOT + "/" + platform + "/" + DaemonPlacement.EXECUTABLE_NAME);
+        }
+        return bundled;
+    }
+}

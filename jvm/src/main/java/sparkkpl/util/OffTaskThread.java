@@ -1,0 +1,41 @@
+package sparkkpl.util;
+
+import com.google.common.util.concurrent.Uninterruptibles;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Runs work that must not be broken by an interrupt on a thread of its own. Spark interrupts task
+ * threads when it cancels them, and an interrupt closes any {@code FileChannel} the thread is
+ * using: the KPL's file locks among them.
+ */
+public final class OffTaskThread {
+    private OffTaskThread() {}
+
+    /** A single daemon thread, so that work submitted to it never overlaps within this JVM. */
+    public static ExecutorService newWorker(String name) {
+        return Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, name);
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Runs {@code work} on {@code worker} and waits out interrupts, restoring the flag afterwards. */
+    public static <T> T call(ExecutorService worker, Callable<T> work) {
+        try {
+            return Uninterruptibles.getUninterruptibly(worker.submit(work));
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+}

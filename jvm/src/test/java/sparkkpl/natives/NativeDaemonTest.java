@@ -1,0 +1,327 @@
+package sparkkpl.natives;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+
+public class NativeDaemonTest {
+
+    private static final DaemonPlacement.Bundled BUNDLED = bundledForThisPlatform();
+
+    @Rule
+    public final TemporaryFolder tmp = new TemporaryFolder();
+
+    @Test
+    public void freshInstallIsPrivateVerifiedAndReusedWithoutRewrite() throws Exception {
+        Path dir = tmp.getRoot().toPath().resolve("natives");
+
+        Path executable = NativeDaemon.install(dir);
+
+        assertEquals(dir.resolve(BUNDLED.folderName()).resolve("kinesis_producer"), executable);
+        assertVerified(executable);
+        assertEquals("rwx------", mode(dir));
+        assertEquals("rwx------", mode(executable.getParent()));
+        Object inode = fileKey(executable);
+        FileTime modified = Files.getLastModifiedTime(executable);
+
+        assertEquals(executable, NativeDaemon.install(dir));
+        // As another process would: no per-JVM cache, only the file in place.
+        assertEquals(executable, DaemonPlacement.place(dir, BUNDLED).executable());
+        assertEquals(inode, fileKey(executable));
+        assertEquals(modified, Files.getLastModifiedTime(executable));
+    }
+
+    @Test
+    public void corruptedDaemonInPlaceIsReplaced() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        Path executable = DaemonPlacement.place(dir, BUNDLED).executable();
+        Object inode = fileKey(executable);
+        try (RandomAccessFile file = new RandomAccessFile(executable.toFile(), "rw")) {
+            long middle = file.length() / 2;
+            file.seek(middle);
+            int original = file.read();
+            file.seek(middle);
+            file.write(~original);
+        }
+
+        assertEquals(executable, NativeDaemon.install(dir));
+
+        assertVerified(executable);
+        assertNotEquals(inode, fileKey(executable));
+    }
+
+    @Test
+    public void truncatedDaemonIsReplaced() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        Path executable = DaemonPlacement.place(dir, BUNDLED).executable();
+        try (FileChannel file = FileChannel.open(executable, StandardOpenOption.WRITE)) {
+            file.truncate(4096);
+        }
+
+        assertEquals(executable, NativeDaemon.install(dir));
+
+        assertVerified(executable);
+    }
+
+    @Test
+    public void foreignExecutableIsReplacedWithoutBeingRun() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        Path executable = ownerOnlyFolder(dir).resolve("kinesis_producer");
+        Path marker = tmp.getRoot().toPath().resolve("foreign-ran");
+        Files.writeString(executable, "#!/bin/sh\ntouch " + marker + "\necho Usage:\n");
+        Files.setPosixFilePermissions(executable, PrivateDirectory.OWNER_ONLY);
+
+        assertEquals(executable, NativeDaemon.install(dir));
+
+        assertVerified(executable);
+        assertFalse(Files.exists(marker));
+    }
+
+    @Test
+    public void symlinkInPlaceOfTheDaemonIsReplacedNotFollowed() throws Exception {
+        Path dir = tmp.getRoot().toPath().resolve("natives");
+        Path executable = ownerOnlyFolder(dir).resolve("kinesis_producer");
+        Path victim = tmp.newFile("victim").toPath();
+        Files.writeString(victim, "untouched");
+        Files.createSymbolicLink(executable, victim);
+
+        assertEquals(executable, NativeDaemon.install(dir));
+
+        assertFalse(Files.isSymbolicLink(executable));
+        assertVerified(executable);
+        assertEquals("untouched", Files.readString(victim));
+    }
+
+    @Test
+    public void symlinkWhereTheDirShouldBeIsRefused() throws Exception {
+        Path real = tmp.newFolder("real").toPath();
+        Files.setPosixFilePermissions(real, PrivateDirectory.OWNER_ONLY);
+        Path dir = Files.createSymbolicLink(tmp.getRoot().toPath().resolve("natives"), real);
+
+        assertRefused(dir, "is a symbolic link");
+    }
+
+    @Test
+    public void dirOwnedByAnotherUserIsRefused() throws Exception {
+        assumeTrue("needs root to give a folder away", PrivateDirectory.currentUid() == 0);
+        Path dir = tmp.newFolder("natives").toPath();
+        Files.setPosixFilePermissions(dir, PrivateDirectory.OWNER_ONLY);
+        Files.setOwner(dir, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+
+        assertRefused(dir, "not by this user");
+    }
+
+    @Test
+    public void dirWritableByOthersIsRefused() throws Exception {
+        Path dir = tmp.newFolder("natives").toPath();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+
+        assertRefused(dir, "can be written by other users");
+    }
+
+    @Test
+    public void dirOnlyReadableByOthersIsTightened() throws Exception {
+        Path dir = tmp.newFolder("natives").toPath();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        assertVerified(NativeDaemon.install(dir));
+        assertEquals("rwx------", mode(dir));
+    }
+
+    @Test
+    public void readOnlyDirIsAnErrorNamingPathAndConfKey() throws Exception {
+        Path dir = tmp.newFolder("natives").toPath();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
+        // Root ignores modes; the immutable attribute stops it too.
+        boolean immutable = PrivateDirectory.currentUid() == 0 && run("chattr", "+i", dir.toString()) == 0;
+        assumeTrue("cannot make a folder read-only here", PrivateDirectory.currentUid() != 0 || immutable);
+        try {
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            assertNamesPathAndConfKey(error, dir);
+        } finally {
+            if (immutable) {
+                run("chattr", "-i", dir.toString());
+            }
+            Files.setPosixFilePermissions(dir, PrivateDirectory.OWNER_ONLY);
+        }
+    }
+
+    @Test
+    public void noexecFileSystemIsAnErrorNamingPathAndConfKey() throws Exception {
+        Path mountPoint = tmp.newFolder("noexec").toPath();
+        assumeTrue("cannot mount a noexec tmpfs", mountTmpfs(mountPoint, "noexec,size=200m"));
+        try {
+            Path dir = mountPoint.resolve("natives");
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            assertNamesPathAndConfKey(error, dir);
+            assertContains(error.getMessage(), "noexec");
+        } finally {
+            run("umount", mountPoint.toString());
+        }
+    }
+
+    @Test
+    public void fullDiskIsAnErrorNamingPathAndConfKey() throws Exception {
+        Path mountPoint = tmp.newFolder("small").toPath();
+        assumeTrue("cannot mount a small tmpfs", mountTmpfs(mountPoint, "size=32m"));
+        try {
+            Path dir = mountPoint.resolve("natives");
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            assertNamesPathAndConfKey(error, dir);
+            assertContains(error.getMessage(), "No space left on device");
+            try (var leftovers = Files.list(dir.resolve(BUNDLED.folderName()))) {
+                assertEquals("no temp file left behind", 0, leftovers.count());
+            }
+        } finally {
+            run("umount", mountPoint.toString());
+        }
+    }
+
+    @Test
+    public void interruptDuringInstallStillReturnsVerifiedDaemonAndKeepsTheFlag() throws Exception {
+        Path dir = tmp.getRoot().toPath().resolve("natives");
+        AtomicReference<Path> installed = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<Boolean> flagAfter = new AtomicReference<>();
+        Thread task = new Thread(() -> {
+            try {
+                installed.set(NativeDaemon.install(dir));
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+            flagAfter.set(Thread.currentThread().isInterrupted());
+        });
+        task.start();
+        Thread.sleep(100);
+        assertTrue("install finished before the interrupt", task.isAlive());
+        task.interrupt();
+        task.join();
+
+        assertEquals(null, failure.get());
+        assertVerified(installed.get());
+        assertTrue(flagAfter.get());
+    }
+
+    @Test
+    public void alreadyInterruptedCallerStillGetsDaemonAndKeepsTheFlag() throws Exception {
+        Path dir = tmp.getRoot().toPath().resolve("natives");
+        Thread.currentThread().interrupt();
+        Path executable;
+        try {
+            executable = NativeDaemon.install(dir);
+        } finally {
+            assertTrue(Thread.interrupted());
+        }
+        assertVerified(executable);
+    }
+
+    @Test
+    public void staleTempFilesOfKilledWritersAreRemoved() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        Path folder = ownerOnlyFolder(dir);
+        Path stale = Files.createFile(folder.resolve("kinesis_producer.killed.tmp"));
+        Instant killedAt = Instant.now().minus(DaemonPlacement.STALE_TEMP_AGE).minusSeconds(60);
+        Files.setLastModifiedTime(stale, FileTime.from(killedAt));
+        Path live = Files.createFile(folder.resolve("kinesis_producer.writing.tmp"));
+
+        assertVerified(NativeDaemon.install(dir));
+
+        assertFalse(Files.exists(stale));
+        assertTrue(Files.exists(live));
+    }
+
+    @Test
+    public void platformsAreNamedAsTheKplNamesThem() {
+        assertEquals("linux-x86_64", NativeDaemon.platform("Linux", "amd64"));
+        assertEquals("linux-aarch64", NativeDaemon.platform("Linux", "aarch64"));
+        assertEquals("osx", NativeDaemon.platform("Mac OS X", "aarch64"));
+        assertEquals("osx", NativeDaemon.platform("Mac OS X", "x86_64"));
+        IllegalStateException windows = assertThrows(IllegalStateException.class,
+                () -> NativeDaemon.platform("Windows 11", "amd64"));
+        assertContains(windows.getMessage(), "linux-x86_64, linux-aarch64, osx");
+        assertThrows(IllegalStateException.class, () -> NativeDaemon.platform("Linux", "ppc64le"));
+    }
+
+    @Test
+    public void defaultDirIsPerUserUnderTheJavaTempDir() {
+        Path tmpdir = Paths.get(System.getProperty("java.io.tmpdir"));
+        assertEquals(tmpdir.resolve("spark-kpl-" + System.getProperty("user.name")), NativeDaemon.defaultDir());
+    }
+
+    private static DaemonPlacement.Bundled bundledForThisPlatform() {
+        String platform = NativeDaemon.platform(System.getProperty("os.name"), System.getProperty("os.arch"));
+        try {
+            return DaemonPlacement.Bundled.read(NativeDaemon.RESOURCE_ROOT + "/" + platform + "/kinesis_producer");
+        } catch (IOException e) {
+            throw new IllegalStateException("the KPL jar must be on the test classpath", e);
+        }
+    }
+
+    private static void assertVerified(Path executable) throws IOException {
+        assertTrue(Files.isRegularFile(executable, LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rwx------", mode(executable));
+        assertArrayEquals(BUNDLED.sha256(), DaemonPlacement.sha256(executable));
+    }
+
+    private static void assertRefused(Path dir, String reason) {
+        UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+        assertNamesPathAndConfKey(error, dir);
+        assertContains(error.getMessage(), reason);
+    }
+
+    private static void assertNamesPathAndConfKey(UncheckedIOException error, Path dir) {
+        assertContains(error.getMessage(), dir.toString());
+        assertContains(error.getMessage(), "spark.kpl.nativeDir");
+    }
+
+    private static void assertContains(String actual, String expected) {
+        assertTrue("expected \"" + expected + "\" in: " + actual, actual.contains(expected));
+    }
+
+    private static Path ownerOnlyFolder(Path dir) throws IOException {
+        Path folder = Files.createDirectories(dir.resolve(BUNDLED.folderName()));
+        Files.setPosixFilePermissions(dir, PrivateDirectory.OWNER_ONLY);
+        Files.setPosixFilePermissions(folder, PrivateDirectory.OWNER_ONLY);
+        return folder;
+    }
+
+    private static String mode(Path path) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(path, LinkOption.NOFOLLOW_LINKS));
+    }
+
+    private static Object fileKey(Path path) throws IOException {
+        return Files.readAttributes(path, "unix:ino", LinkOption.NOFOLLOW_LINKS).get("ino");
+    }
+
+    private static boolean mountTmpfs(Path mountPoint, String options) throws Exception {
+        return PrivateDirectory.currentUid() == 0
+                && run("mount", "-t", "tmpfs", "-o", options, "tmpfs", mountPoint.toString()) == 0;
+    }
+
+    private static int run(String... command) throws Exception {
+        return new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
+    }
+}
