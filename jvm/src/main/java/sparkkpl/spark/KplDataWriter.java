@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import sparkkpl.config.SinkOption;
@@ -29,6 +30,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
     private long rowNumber;
+    private boolean committed;
 
     KplDataWriter(int partitionId, WriteConfig config, RowLayout layout) {
         this.partitionId = partitionId;
@@ -121,9 +123,14 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             throw new IOException("Kinesis finally failed " + acks.failed() + " of " + (acks.failed() + acks.succeeded())
                 + " records of Spark partition " + partitionId + "; first: " + acks.firstFailure());
         }
-        return new WriteSummary(acks.succeeded(), acks.failed(), acks.bytesSucceeded(),
-            queueStats.backpressureCycles(), queueStats.blockedMs(), queueStats.peakOutstandingRecords(),
-            queueStats.peakOutstandingBytes(), 1);
+        committed = true;
+        return WriteSummary.ofTask(acks, queueStats, true);
+    }
+
+    /** Polled by Spark while the task runs and at its end, for the Spark UI. */
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+        return WriteSummary.ofTask(acks, queueStats, committed).taskMetrics();
     }
 
     /** Records already added cannot be recalled from the KPL; they may still reach the stream. */

@@ -1,5 +1,6 @@
 package sparkkpl.spark;
 
+import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -25,6 +26,11 @@ final class KplWrite implements Write, BatchWrite {
     @Override
     public String description() {
         return "Kinesis (KPL) " + config;
+    }
+
+    @Override
+    public CustomMetric[] supportedCustomMetrics() {
+        return SparkUiMetrics.all();
     }
 
     @Override

@@ -2,54 +2,74 @@ package sparkkpl.spark;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import sparkkpl.producer.TaskAcks;
+import sparkkpl.producer.TaskQueueStats;
 
-/** What a task wrote, sent to the driver with its commit; the driver adds them into the write's result. */
+/** The figures of one task, sent to the driver with its commit, or of a whole write once added up. */
 public final class WriteSummary implements WriterCommitMessage {
     private static final long serialVersionUID = 1L;
+    static final WriteSummary EMPTY = new WriteSummary(new long[WriteMetric.values().length]);
 
-    final long recordsWritten;
-    final long recordsFailed;
-    final long bytesWritten;
-    final long backpressureCycles;
-    final long blockedMs;
-    final long peakOutstandingRecords;
-    final long peakOutstandingBytes;
-    final long tasks;
+    private final long[] values;
 
-    WriteSummary(long recordsWritten, long recordsFailed, long bytesWritten, long backpressureCycles,
-                 long blockedMs, long peakOutstandingRecords, long peakOutstandingBytes, long tasks) {
-        this.recordsWritten = recordsWritten;
-        this.recordsFailed = recordsFailed;
-        this.bytesWritten = bytesWritten;
-        this.backpressureCycles = backpressureCycles;
-        this.blockedMs = blockedMs;
-        this.peakOutstandingRecords = peakOutstandingRecords;
-        this.peakOutstandingBytes = peakOutstandingBytes;
-        this.tasks = tasks;
+    private WriteSummary(long[] values) {
+        this.values = values;
     }
 
-    static final WriteSummary EMPTY = new WriteSummary(0, 0, 0, 0, 0, 0, 0, 0);
+    /** A task's figures so far; {@code committed} says whether it counts as a finished task. */
+    static WriteSummary ofTask(TaskAcks acks, TaskQueueStats queue, boolean committed) {
+        long[] values = new long[WriteMetric.values().length];
+        values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
+        values[WriteMetric.RECORDS_FAILED.ordinal()] = acks.failed();
+        values[WriteMetric.BYTES_WRITTEN.ordinal()] = acks.bytesSucceeded();
+        values[WriteMetric.BACKPRESSURE_CYCLES.ordinal()] = queue.backpressureCycles();
+        values[WriteMetric.BLOCKED_MS.ordinal()] = queue.blockedMs();
+        values[WriteMetric.PEAK_OUTSTANDING_RECORDS.ordinal()] = queue.peakOutstandingRecords();
+        values[WriteMetric.PEAK_OUTSTANDING_BYTES.ordinal()] = queue.peakOutstandingBytes();
+        values[WriteMetric.TASKS.ordinal()] = committed ? 1 : 0;
+        return new WriteSummary(values);
+    }
 
-    /** Counts add up; peaks are the highest any one producer reached. */
     WriteSummary plus(WriteSummary other) {
-        return new WriteSummary(recordsWritten + other.recordsWritten, recordsFailed + other.recordsFailed,
-            bytesWritten + other.bytesWritten, backpressureCycles + other.backpressureCycles,
-            blockedMs + other.blockedMs, Math.max(peakOutstandingRecords, other.peakOutstandingRecords),
-            Math.max(peakOutstandingBytes, other.peakOutstandingBytes), tasks + other.tasks);
+        long[] sum = new long[values.length];
+        for (WriteMetric metric : WriteMetric.values()) {
+            int i = metric.ordinal();
+            sum[i] = metric.combine(values[i], other.values[i]);
+        }
+        return new WriteSummary(sum);
     }
 
-    /** Snake-case names, as the Python result object has them. */
+    long get(WriteMetric metric) {
+        return values[metric.ordinal()];
+    }
+
     public Map<String, Long> toMap() {
         Map<String, Long> map = new LinkedHashMap<>();
-        map.put("records_written", recordsWritten);
-        map.put("records_failed", recordsFailed);
-        map.put("bytes_written", bytesWritten);
-        map.put("backpressure_cycles", backpressureCycles);
-        map.put("blocked_ms", blockedMs);
-        map.put("peak_outstanding_records", peakOutstandingRecords);
-        map.put("peak_outstanding_bytes", peakOutstandingBytes);
-        map.put("tasks", tasks);
+        for (WriteMetric metric : WriteMetric.values()) {
+            map.put(metric.key(), values[metric.ordinal()]);
+        }
         return map;
+    }
+
+    /** The same figures as Spark's task metrics, shown in the SQL tab of the Spark UI. */
+    CustomTaskMetric[] taskMetrics() {
+        CustomTaskMetric[] metrics = new CustomTaskMetric[values.length];
+        for (WriteMetric metric : WriteMetric.values()) {
+            long value = values[metric.ordinal()];
+            metrics[metric.ordinal()] = new CustomTaskMetric() {
+                @Override
+                public String name() {
+                    return metric.key();
+                }
+
+                @Override
+                public long value() {
+                    return value;
+                }
+            };
+        }
+        return metrics;
     }
 }

@@ -1,0 +1,92 @@
+package sparkkpl.spark;
+
+import org.apache.spark.sql.connector.metric.CustomMetric;
+
+/**
+ * The write's figures as Spark UI metrics. Spark re-creates each metric on the driver from its
+ * class name, so each needs a public class with a no-argument constructor.
+ */
+public final class SparkUiMetrics {
+    private SparkUiMetrics() {}
+
+    static CustomMetric[] all() {
+        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new BytesWritten(),
+            new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
+            new Tasks()};
+    }
+
+    abstract static class UiMetric implements CustomMetric {
+        private final WriteMetric metric;
+
+        UiMetric(WriteMetric metric) {
+            this.metric = metric;
+        }
+
+        @Override
+        public String name() {
+            return metric.key();
+        }
+
+        @Override
+        public String description() {
+            return metric.description();
+        }
+
+        @Override
+        public String aggregateTaskMetrics(long[] taskValues) {
+            long total = 0;
+            for (long value : taskValues) {
+                total = metric.combine(total, value);
+            }
+            return String.valueOf(total);
+        }
+    }
+
+    public static final class RecordsWritten extends UiMetric {
+        public RecordsWritten() {
+            super(WriteMetric.RECORDS_WRITTEN);
+        }
+    }
+
+    public static final class RecordsFailed extends UiMetric {
+        public RecordsFailed() {
+            super(WriteMetric.RECORDS_FAILED);
+        }
+    }
+
+    public static final class BytesWritten extends UiMetric {
+        public BytesWritten() {
+            super(WriteMetric.BYTES_WRITTEN);
+        }
+    }
+
+    public static final class BackpressureCycles extends UiMetric {
+        public BackpressureCycles() {
+            super(WriteMetric.BACKPRESSURE_CYCLES);
+        }
+    }
+
+    public static final class BlockedMs extends UiMetric {
+        public BlockedMs() {
+            super(WriteMetric.BLOCKED_MS);
+        }
+    }
+
+    public static final class PeakOutstandingRecords extends UiMetric {
+        public PeakOutstandingRecords() {
+            super(WriteMetric.PEAK_OUTSTANDING_RECORDS);
+        }
+    }
+
+    public static final class PeakOutstandingBytes extends UiMetric {
+        public PeakOutstandingBytes() {
+            super(WriteMetric.PEAK_OUTSTANDING_BYTES);
+        }
+    }
+
+    public static final class Tasks extends UiMetric {
+        public Tasks() {
+            super(WriteMetric.TASKS);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package sparkkpl.spark;
+
+import java.util.Locale;
+
+/**
+ * Each figure a write reports, declared once: its name in the Python result and the Spark UI,
+ * what it means, and how task values combine (counts add up; peaks take the highest).
+ */
+public enum WriteMetric {
+    RECORDS_WRITTEN("records acknowledged by Kinesis", true),
+    RECORDS_FAILED("records Kinesis finally failed", true),
+    BYTES_WRITTEN("bytes of acknowledged records (data and keys)", true),
+    BACKPRESSURE_CYCLES("times a task waited for room under the queue limit", true),
+    BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit", true),
+    PEAK_OUTSTANDING_RECORDS("most records an executor's producer had outstanding", false),
+    PEAK_OUTSTANDING_BYTES("most bytes an executor's producer had outstanding", false),
+    TASKS("tasks that committed", true);
+
+    private final String description;
+    private final boolean additive;
+
+    WriteMetric(String description, boolean additive) {
+        this.description = description;
+        this.additive = additive;
+    }
+
+    /** {@code records_written}: as the Python result object names it. */
+    public String key() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    public String description() {
+        return description;
+    }
+
+    long combine(long a, long b) {
+        return additive ? a + b : Math.max(a, b);
+    }
+}

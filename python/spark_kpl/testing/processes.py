@@ -1,0 +1,30 @@
+"""Looking at processes through /proc, to count daemons per JVM and check nothing was left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+
+def _stat(pid: int) -> List[str]:
+    # The command name is in parentheses and may hold spaces: split after the last ')'.
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    return [raw[raw.index("(") + 1:raw.rindex(")")]] + raw[raw.rindex(")") + 2:].split()
+
+
+def live_children(parent: int, name: str) -> List[int]:
+    """Pids of ``parent``'s running (not zombie) children whose command name starts with ``name``.
+
+    The kernel truncates command names to 15 characters, so ``name`` should be a prefix of that.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command, state, ppid = _stat(int(entry.name))[:3]
+        except (OSError, ValueError, IndexError):
+            continue
+        if int(ppid) == parent and state != "Z" and command.startswith(name[:15]):
+            found.append(int(entry.name))
+    return sorted(found)

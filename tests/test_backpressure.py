@@ -1,0 +1,93 @@
+"""The outstanding-records cap turns a producer faster than Kinesis into backpressure, and every
+executor JVM runs one producer (one native daemon) however many tasks it runs."""
+
+from __future__ import annotations
+
+import time
+
+from pyspark.sql import functions as F
+
+import spark_kpl
+from spark_kpl.testing.delivery import compare
+from spark_kpl.testing.processes import live_children
+
+#: No aggregation and a low RateLimit on one shard: the KPL can send only ~100 records/s, so records
+#: pile up deterministically behind it.
+THROTTLED = {"AggregationEnabled": "false", "RateLimit": "10", "RecordTtl": "120000"}
+UNBOUNDED = {"queueLimit": str(10**12), "queueLimitBytes": str(10**15)}
+
+
+def rows(spark, count, partitions=2):
+    return spark.range(count, numPartitions=partitions).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.format_string("key-%d", F.col("id") % 13).alias("partitionKey"))
+
+
+def expected(count):
+    return {f"row-{i}".encode(): f"key-{i % 13}" for i in range(count)}
+
+
+def write_throttled(spark, kinesis, stream, count, limits):
+    options = {**kinesis.kpl_options(), **THROTTLED, **limits}
+    return spark_kpl.write(rows(spark, count), stream, partition_key="partitionKey", **options)
+
+
+def assert_delivered(kinesis, stream, count):
+    report = compare(expected(count), ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
+    assert report.at_least_once, report.summary()
+
+
+def test_unbounded_outstanding_grows_with_the_input(spark, kinesis):
+    peaks = {}
+    for count in (400, 1200):
+        name = f"unbounded-{count}"
+        kinesis.create_stream(name, shards=1)
+        result = write_throttled(spark, kinesis, name, count, UNBOUNDED)
+        assert_delivered(kinesis, name, count)
+        assert result.backpressure_cycles == 0
+        peaks[count] = result.peak_outstanding_records
+        kinesis.delete_stream(name)
+    # Without a cap the KPL takes everything at once: its queue is as large as the input.
+    assert peaks[400] >= 0.9 * 400
+    assert peaks[1200] >= 0.9 * 1200
+
+
+def test_queue_limit_caps_outstanding_records_and_loses_nothing(spark, kinesis, stream):
+    result = write_throttled(spark, kinesis, stream, 1200, {"queueLimit": "100"})
+    assert result.records_written == 1200
+    assert result.peak_outstanding_records <= 100
+    assert result.backpressure_cycles > 0 and result.blocked_ms > 0
+    assert_delivered(kinesis, stream, 1200)
+
+
+def test_queue_limit_bytes_caps_outstanding_bytes(spark, kinesis, stream):
+    record_bytes = len("row-1000") + len("key-1")
+    limit = 50 * record_bytes
+    result = write_throttled(spark, kinesis, stream, 1200, {"queueLimitBytes": str(limit)})
+    assert result.peak_outstanding_bytes <= limit
+    assert result.backpressure_cycles > 0
+    assert_delivered(kinesis, stream, 1200)
+
+
+def jvm_pid(spark) -> int:
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def wait_for_no_producers(spark, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while spark_kpl.producer_stats(spark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not spark_kpl.producer_stats(spark)
+
+
+def test_tasks_of_one_jvm_share_one_producer_which_closes_when_idle(spark, kinesis, stream):
+    assert wait_for_no_producers(spark), "an earlier test's producer did not close"
+    result = spark_kpl.write(rows(spark, 2000, partitions=8), stream, partition_key="partitionKey",
+                             producerIdleTimeoutMs=3000, **kinesis.kpl_options())
+    assert result.tasks == 8
+    daemons = live_children(jvm_pid(spark), "kinesis_producer")
+    assert len(daemons) == 1, f"expected one daemon for 8 tasks in one JVM, found {daemons}"
+    assert len(spark_kpl.producer_stats(spark)) == 1
+    assert wait_for_no_producers(spark, timeout=15), "the idle producer was not closed"
+    assert live_children(jvm_pid(spark), "kinesis_producer") == []
+    assert_delivered(kinesis, stream, 2000)
