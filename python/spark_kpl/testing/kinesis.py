@@ -1,0 +1,536 @@
+"""An embedded local Kinesis (kinesis-mock) on loopback, for pytest fixtures, demos and benchmarks.
+
+kinesis-mock is published on npm as ``kinesis-local`` (pinned: :data:`KINESIS_MOCK_VERSION`). It
+implements what the real KPL needs (``ListShards`` with ``AT_LATEST``, ``PutRecords`` over TLS) and
+what a test needs to check the result (``GetRecords``). It is slow, so use it for correctness, not
+for measuring a producer's speed.
+
+Typical use::
+
+    with LocalKinesis({"events": 2}) as kinesis:
+        df.write.format("kinesis").options(**kinesis.kpl_options()).option("streamName", "events")...
+        records = kinesis.read_records("events")   # KPL aggregates already de-aggregated
+
+All traffic goes to 127.0.0.1. kinesis-mock listens on every interface; nothing here addresses it
+by any other name, and the boto3 clients ignore proxy settings from the environment.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Dict, List, Mapping, Optional
+
+from spark_kpl.testing._env import LOOPBACK_AWS_ENV, loopback_env
+
+__all__ = [
+    "KINESIS_MOCK_ENV_VAR",
+    "KINESIS_MOCK_VERSION",
+    "LocalKinesis",
+    "LocalKinesisError",
+    "Record",
+    "find_kinesis_mock",
+]
+
+#: The kinesis-local release this module is written and tested against.
+KINESIS_MOCK_VERSION = "0.6.2"
+#: Path of kinesis-local's ``main.js``; overrides the project's ``.tools`` install.
+KINESIS_MOCK_ENV_VAR = "SPARK_KPL_KINESIS_MOCK"
+
+LOOPBACK = "127.0.0.1"
+_REPO = Path(__file__).resolve().parents[3]
+_DEFAULT_MAIN_JS = _REPO / ".tools" / "node_modules" / "kinesis-local" / "main.js"
+
+# kinesis-mock's defaults are tuned to imitate AWS (500 ms per stream state change); tests want
+# the state changes at once, no persisted state between runs, and only warnings and errors logged
+# (each rejected request is one warning with its stack). Its runtime's CPU-starvation check would
+# otherwise fill the log with warnings whenever the machine is busy, which a test machine is.
+_MOCK_SETTINGS: Dict[str, str] = {
+    "LOG_LEVEL": "WARN",
+    "CATS_EFFECT_CPU_STARVATION_CHECK_INITIAL_DELAY": "Inf",
+    "SHOULD_PERSIST_DATA": "false",
+    "LOAD_DATA_IF_EXISTS": "false",
+    **{
+        f"{operation}_DURATION": "10ms"
+        for operation in (
+            "CREATE_STREAM",
+            "DELETE_STREAM",
+            "REGISTER_STREAM_CONSUMER",
+            "DEREGISTER_STREAM_CONSUMER",
+            "START_STREAM_ENCRYPTION",
+            "STOP_STREAM_ENCRYPTION",
+            "MERGE_SHARDS",
+            "SPLIT_SHARD",
+            "UPDATE_SHARD_COUNT",
+            "UPDATE_STREAM_MODE",
+        )
+    },
+}
+
+# Loaded into node before kinesis-mock: once the Python process that started it is gone, remove
+# the temporary folder and exit. A SIGKILLed or SIGTERMed Python runs no atexit handlers, and
+# kinesis-mock, in its own session so that a terminal's Ctrl-C does not reach it, would otherwise
+# live on, listening and using CPU.
+_PARENT_WATCH_JS = """\
+const parent = Number(process.env.SPARK_KPL_KINESIS_MOCK_PARENT);
+setInterval(() => {
+  try {
+    process.kill(parent, 0);
+  } catch (e) {
+    if (e.code !== "ESRCH") return;
+    require("fs").rmSync(__dirname, { recursive: true, force: true });
+    process.exit(0);
+  }
+}, 500).unref();
+"""
+
+_GET_RECORDS_LIMIT = 10_000  # the API's maximum: kinesis-mock is slow per call, not per record
+_POLL_INTERVAL = 0.05
+# kinesis-mock keeps nothing worth a graceful shutdown (no persistence); a connection someone else
+# left open (a KPL not destroyed) would hold SIGTERM up for 30 s, so SIGKILL follows soon.
+_STOP_GRACE = 3.0
+_PORT_ATTEMPTS = 3  # another process may take a probed port before kinesis-mock binds it
+_LOG_TAIL_BYTES = 4000
+
+
+class LocalKinesisError(RuntimeError):
+    """kinesis-mock failed to start or did not reach the expected state in time."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One user record as its producer wrote it, after KPL de-aggregation.
+
+    ``sub_sequence_number`` is the record's index inside a KPL aggregated record, or ``None`` when
+    the record was stored on its own (so a test can tell whether the KPL aggregated).
+    ``explicit_hash_key`` is only known for records that travelled inside an aggregated record:
+    Kinesis does not return the hash key of a plain record.
+    """
+
+    partition_key: str
+    data: bytes
+    explicit_hash_key: Optional[str]
+    shard_id: str
+    sequence_number: str
+    sub_sequence_number: Optional[int]
+
+
+def find_kinesis_mock() -> Path:
+    """Return kinesis-local's ``main.js``: ``$SPARK_KPL_KINESIS_MOCK``, else the repo's ``.tools``.
+
+    An explicit setting that points nowhere is an error rather than a silent fallback, so a test
+    run never uses a different kinesis-mock than the one asked for.
+    """
+    configured = os.environ.get(KINESIS_MOCK_ENV_VAR)
+    candidate = Path(configured) if configured else _DEFAULT_MAIN_JS
+    if candidate.is_file():
+        return candidate.resolve()
+    raise FileNotFoundError(
+        f"kinesis-mock (npm package kinesis-local {KINESIS_MOCK_VERSION}) not found: "
+        f"${KINESIS_MOCK_ENV_VAR} is {configured if configured else 'not set'}, and the default "
+        f"{_DEFAULT_MAIN_JS} does not exist. Install it with "
+        f"`npm install --prefix {_REPO / '.tools'} kinesis-local@{KINESIS_MOCK_VERSION}` "
+        f"or set ${KINESIS_MOCK_ENV_VAR} to the path of its main.js."
+    )
+
+
+class LocalKinesis:
+    """A kinesis-mock process on free loopback ports, with the streams a test needs.
+
+    ``streams`` maps stream name to shard count; those streams are created at start-up and are
+    ACTIVE when :meth:`start` returns. Usable as a context manager; :meth:`stop` is also registered
+    with :mod:`atexit` so an interrupted test run does not leave the process behind.
+    """
+
+    def __init__(
+        self,
+        streams: Optional[Mapping[str, int]] = None,
+        region: str = "us-east-1",
+        startup_timeout: float = 60.0,
+    ) -> None:
+        self.streams: Dict[str, int] = dict(streams or {})
+        for name, shards in self.streams.items():
+            if not name or any(c in name for c in ",:") or shards < 1:
+                raise ValueError(f"bad initial stream {name!r}: {shards} shards")
+        self.region = region
+        self.startup_timeout = startup_timeout
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+        self._log: Optional[IO[bytes]] = None
+        self._workdir: Optional[Path] = None
+        self._ports: Optional[tuple[int, int]] = None  # (tls, plain)
+        self._clients: Dict[bool, Any] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> "LocalKinesis":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> "LocalKinesis":
+        """Launch kinesis-mock, wait until it answers and its initial streams are ACTIVE."""
+        if self._proc is not None:
+            raise LocalKinesisError("LocalKinesis is already running")
+        main_js = find_kinesis_mock()
+        cert = main_js.parent / "server.json"  # the package's self-signed certificate
+        if not cert.is_file():
+            raise FileNotFoundError(f"kinesis-mock's TLS certificate {cert} is missing")
+        node = shutil.which("node")
+        if node is None:
+            raise LocalKinesisError("`node` is not on PATH; kinesis-mock needs Node.js")
+        self._workdir = Path(tempfile.mkdtemp(prefix="spark-kpl-kinesis-mock-"))
+        (self._workdir / "parent-watch.js").write_text(_PARENT_WATCH_JS)
+        atexit.register(self.stop)
+        try:
+            for attempt in range(1, _PORT_ATTEMPTS + 1):
+                tls_port, plain_port = _free_loopback_ports(2)
+                self._launch(node, main_js, cert, tls_port, plain_port)
+                if self._wait_healthy(retry_on_port_clash=attempt < _PORT_ATTEMPTS):
+                    break
+            for name in self.streams:
+                self._wait_for_status(name, "ACTIVE")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the process this object started (SIGTERM, then SIGKILL); safe to call twice."""
+        atexit.unregister(self.stop)
+        # kinesis-mock's SIGTERM shutdown waits up to 30 s for open keep-alive connections to end:
+        # close this object's own before asking it to stop.
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            _terminate(proc)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+        self._ports = None
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The kinesis-mock process id while it runs, else ``None``."""
+        return self._proc.pid if self._proc is not None else None
+
+    def _launch(self, node: str, main_js: Path, cert: Path, tls_port: int, plain_port: int) -> None:
+        assert self._workdir is not None
+        env = loopback_env()
+        env.update(_MOCK_SETTINGS)
+        env.update(
+            {
+                "KINESIS_MOCK_TLS_PORT": str(tls_port),
+                "KINESIS_MOCK_PLAIN_PORT": str(plain_port),
+                "KINESIS_MOCK_CERT_PATH": str(cert),
+                "AWS_REGION": self.region,
+                "AWS_DEFAULT_REGION": self.region,
+                "SPARK_KPL_KINESIS_MOCK_PARENT": str(os.getpid()),
+            }
+        )
+        if self.streams:
+            env["INITIALIZE_STREAMS"] = ",".join(f"{n}:{s}" for n, s in self.streams.items())
+        if self._log is not None:
+            self._log.close()
+        self._log = open(self._workdir / "kinesis-mock.log", "wb")
+        self._ports = (tls_port, plain_port)
+        self._proc = subprocess.Popen(
+            [node, "--require", str(self._workdir / "parent-watch.js"), str(main_js)],
+            cwd=self._workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a Ctrl-C in the terminal is for pytest, not for the mock
+        )
+
+    def _wait_healthy(self, retry_on_port_clash: bool) -> bool:
+        """True once ``/healthcheck`` answers; False if the ports were taken and a retry is allowed."""
+        assert self._proc is not None
+        url = f"http://{LOOPBACK}:{self.plain_port}/healthcheck"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                log = self.log_tail()
+                if retry_on_port_clash and "Address already in use" in log:
+                    self._proc = None
+                    return False
+                raise LocalKinesisError(
+                    f"kinesis-mock exited with code {self._proc.returncode} during start-up:\n{log}"
+                )
+            try:
+                with opener.open(url, timeout=1.0) as response:
+                    if response.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(_POLL_INTERVAL)
+        raise LocalKinesisError(
+            f"kinesis-mock did not answer {url} within {self.startup_timeout:.0f}s:\n{self.log_tail()}"
+        )
+
+    def log_tail(self) -> str:
+        """The end of kinesis-mock's output, for error messages."""
+        if self._workdir is None:
+            return ""
+        try:
+            with open(self._workdir / "kinesis-mock.log", "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - _LOG_TAIL_BYTES))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    # -- where it listens ------------------------------------------------------------------
+
+    def _running_ports(self) -> tuple[int, int]:
+        if self._ports is None:
+            raise LocalKinesisError("LocalKinesis is not running; call start() first")
+        return self._ports
+
+    @property
+    def tls_port(self) -> int:
+        """The HTTPS port: the KPL daemon only speaks TLS."""
+        return self._running_ports()[0]
+
+    @property
+    def plain_port(self) -> int:
+        """The plain HTTP port: cheaper for reading records back in tests."""
+        return self._running_ports()[1]
+
+    @property
+    def endpoint_url(self) -> str:
+        """HTTPS endpoint for AWS SDK clients (self-signed certificate: do not verify)."""
+        return f"https://{LOOPBACK}:{self.tls_port}"
+
+    def kpl_options(self) -> Dict[str, str]:
+        """KPL configuration properties that keep every KPL connection on this loopback mock.
+
+        Keys are ``KinesisProducerConfiguration.fromProperties`` names. kinesis-mock's certificate
+        is self-signed, hence ``VerifyCertificate=false``. ``MetricsLevel=none`` stops the daemon's
+        CloudWatch uploads; the CloudWatch endpoint still points here because the KPL's Java side
+        always builds a CloudWatch client too (for its daemon health metric; it uses ``http://``
+        when certificates are not verified), and neither may reach anything but loopback.
+
+        Before the daemon has loaded a stream's shard map (one ``ListShards``, 1-2 s here) the KPL
+        sends every record unaggregated, and kinesis-mock's ``PutRecords`` slows down as a shard
+        fills: a burst of many thousand records at a cold producer can time out. Let one record
+        complete first when a test writes a lot.
+        """
+        port = str(self.tls_port)
+        return {
+            "Region": self.region,
+            "KinesisEndpoint": LOOPBACK,
+            "KinesisPort": port,
+            "VerifyCertificate": "false",
+            "MetricsLevel": "none",
+            "CloudwatchEndpoint": LOOPBACK,
+            "CloudwatchPort": port,
+        }
+
+    def client(self, tls: bool = False) -> Any:
+        """A boto3 Kinesis client for this mock (plain HTTP by default, or TLS unverified).
+
+        Static credentials and an explicit region keep botocore from looking anywhere else for
+        them; ``proxies={}`` keeps it from routing loopback traffic through a configured proxy.
+        """
+        cached = self._clients.get(tls)
+        if cached is not None:
+            return cached
+        import boto3
+        from botocore.config import Config
+
+        port = self.tls_port if tls else self.plain_port
+        if tls:
+            warnings.filterwarnings(
+                "ignore", message=r"Unverified HTTPS request is being made to host '127\.0\.0\.1'"
+            )
+        session = boto3.session.Session(
+            aws_access_key_id=LOOPBACK_AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=LOOPBACK_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            region_name=self.region,
+        )
+        client = session.client(
+            "kinesis",
+            endpoint_url=f"{'https' if tls else 'http'}://{LOOPBACK}:{port}",
+            verify=False,
+            config=Config(
+                retries={"max_attempts": 3, "mode": "standard"},
+                connect_timeout=5,
+                read_timeout=120,  # a 10,000-record GetRecords on kinesis-mock takes a while
+                proxies={},
+            ),
+        )
+        self._clients[tls] = client
+        return client
+
+    # -- streams -----------------------------------------------------------------------------
+
+    def create_stream(self, name: str, shards: int = 1, timeout: float = 30.0) -> None:
+        """Create a provisioned stream and wait until it is ACTIVE."""
+        self.client().create_stream(StreamName=name, ShardCount=shards)
+        self._wait_for_status(name, "ACTIVE", timeout)
+
+    def delete_stream(self, name: str, timeout: float = 30.0) -> None:
+        """Delete a stream and wait until it is gone, so its name can be reused at once."""
+        self.client().delete_stream(StreamName=name, EnforceConsumerDeletion=True)
+        self._wait_for_status(name, None, timeout)
+
+    def _wait_for_status(self, name: str, wanted: Optional[str], timeout: float = 30.0) -> None:
+        """Poll until the stream has status ``wanted`` (``None``: does not exist)."""
+        client = self.client()
+        deadline = time.monotonic() + timeout
+        status: Optional[str] = None
+        while True:
+            try:
+                summary = client.describe_stream_summary(StreamName=name)
+                status = summary["StreamDescriptionSummary"]["StreamStatus"]
+            except client.exceptions.ResourceNotFoundException:
+                status = None
+            if status == wanted:
+                return
+            if time.monotonic() > deadline:
+                raise LocalKinesisError(
+                    f"stream {name!r} is {status or 'absent'} after {timeout:.0f}s, "
+                    f"expected {wanted or 'absent'}:\n{self.log_tail()}"
+                )
+            time.sleep(_POLL_INTERVAL)
+
+    # -- reading back ------------------------------------------------------------------------
+
+    def read_records(self, stream: str) -> List[Record]:
+        """Every user record in ``stream``: all shards, oldest first within each shard.
+
+        KPL aggregated records are split into the user records they carry, with their own
+        partition and explicit hash keys, so a test compares what it wrote with what it reads.
+        """
+        client = self.client()
+        records: List[Record] = []
+        for shard_id in self._shard_ids(stream):
+            iterator: Optional[str] = client.get_shard_iterator(
+                StreamName=stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+            while iterator:
+                page = client.get_records(ShardIterator=iterator, Limit=_GET_RECORDS_LIMIT)
+                for raw in page["Records"]:
+                    records.extend(_user_records(raw, shard_id))
+                iterator = page.get("NextShardIterator")  # None once a closed shard is drained
+                # An empty page can come before the end; it is the end when nothing is behind.
+                if not page["Records"] and page.get("MillisBehindLatest", 0) == 0:
+                    break
+        return records
+
+    def _shard_ids(self, stream: str) -> List[str]:
+        client = self.client()
+        page = client.list_shards(StreamName=stream)
+        shard_ids = [s["ShardId"] for s in page["Shards"]]
+        while page.get("NextToken"):
+            page = client.list_shards(NextToken=page["NextToken"])
+            shard_ids.extend(s["ShardId"] for s in page["Shards"])
+        return shard_ids
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _free_loopback_ports(count: int) -> List[int]:
+    """Distinct ports the OS reports free on 127.0.0.1 (all held open together while probing)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((LOOPBACK, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _terminate(proc: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM the process itself (not its group), then SIGKILL if it outlives the grace period."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=_STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=_STOP_GRACE)
+
+
+@functools.lru_cache(maxsize=None)
+def _aggregated_record_type() -> Any:
+    """aws-kinesis-agg's protobuf class for the KPL's ``AggregatedRecord``.
+
+    Its generated ``messages_pb2`` imports ``config_pb2`` as a top-level module; importing the
+    package's ``deaggregator`` first puts the package folder on ``sys.path`` so that works. Loaded
+    lazily, so importing this module does not change ``sys.path``.
+    """
+    import aws_kinesis_agg.deaggregator  # noqa: F401  (sys.path set-up for messages_pb2)
+    from aws_kinesis_agg import messages_pb2
+
+    return messages_pb2.AggregatedRecord
+
+
+def _user_records(raw: Mapping[str, Any], shard_id: str) -> List[Record]:
+    """The user records in one stored Kinesis record (several if the KPL aggregated them).
+
+    The KPL format is ``F3 89 9A C2`` + protobuf ``AggregatedRecord`` + MD5 of the protobuf; a
+    record whose digest does not match is user data that happens to start with the magic, as the
+    KCL treats it. This parses with aws-kinesis-agg's protobuf class rather than its
+    ``deaggregate_records``: that function gives a record without an explicit hash key the
+    table's first one when others in the same aggregate have one, and prints and drops records it
+    cannot parse, where a test wants the exact keys or a loud failure.
+    """
+    import aws_kinesis_agg
+
+    data: bytes = raw["Data"]
+    sequence_number: str = raw["SequenceNumber"]
+    magic, digest_size = aws_kinesis_agg.MAGIC, aws_kinesis_agg.DIGEST_SIZE
+    body = data[len(magic) : len(data) - digest_size]
+    aggregated = (
+        data.startswith(magic)
+        and len(data) > len(magic) + digest_size
+        and hashlib.md5(body, usedforsecurity=False).digest() == data[len(data) - digest_size :]
+    )
+    if not aggregated:
+        return [Record(raw["PartitionKey"], data, None, shard_id, sequence_number, None)]
+    try:
+        aggregate = _aggregated_record_type()()
+        aggregate.ParseFromString(body)
+        keys, hash_keys = aggregate.partition_key_table, aggregate.explicit_hash_key_table
+        return [
+            Record(
+                partition_key=keys[user.partition_key_index],
+                data=user.data,
+                explicit_hash_key=(
+                    hash_keys[user.explicit_hash_key_index]
+                    if user.HasField("explicit_hash_key_index")
+                    else None
+                ),
+                shard_id=shard_id,
+                sequence_number=sequence_number,
+                sub_sequence_number=index,
+            )
+            for index, user in enumerate(aggregate.records)
+        ]
+    except Exception as e:  # a valid digest over a bad protobuf or key index: corrupt, not user data
+        raise ValueError(f"corrupt KPL aggregated record {sequence_number} in {shard_id}: {e}") from e
