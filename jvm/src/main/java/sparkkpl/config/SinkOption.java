@@ -25,6 +25,13 @@ public enum SinkOption {
         "How long an executor keeps an unused producer (and its daemon) before closing it."),
     SHUTDOWN_FLUSH_TIMEOUT_MS("shutdownFlushTimeoutMs", "30000",
         "How long a closing producer (idle or JVM exit) waits for its outstanding records."),
+    FAIL_ON_ERROR("failOnError", "true",
+        "true: a record that cannot be delivered (Kinesis finally failed it, or the row cannot become a "
+            + "record) fails the task, naming it. false: it is counted (records_failed), logged (the first "
+            + "few per task, then a summary) and kept under deadLetterPath if set."),
+    DEAD_LETTER_PATH("deadLetterPath", null,
+        "With failOnError=false: a folder (any Hadoop file system) receiving the undelivered records as JSON "
+            + "lines, one file per task; read back with spark.read.json(path)."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 

@@ -77,7 +77,27 @@ public final class WriteConfig implements Serializable {
         positiveLong(SinkOption.ACK_TIMEOUT_MS);
         positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
         positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+        boolean failOnError = getBoolean(SinkOption.FAIL_ON_ERROR);
+        if (failOnError && get(SinkOption.DEAD_LETTER_PATH).isPresent()) {
+            throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "' needs "
+                + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
+                + "record fails the task instead");
+        }
         kplConfiguration();
+    }
+
+    /** @throws IllegalArgumentException naming the option and its config key unless true or false */
+    public boolean getBoolean(SinkOption option) {
+        String value = get(option).orElseThrow().trim();
+        if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
+            throw invalid(option, "true or false", value);
+        }
+        return Boolean.parseBoolean(value);
+    }
+
+    private static IllegalArgumentException invalid(SinkOption option, String expected, String value) {
+        return new IllegalArgumentException("Invalid value for option '" + option.optionName() + "' ("
+            + option.confKey() + "): expected " + expected + ", got '" + value + "'");
     }
 
     private long positiveLong(SinkOption option) {
@@ -90,8 +110,7 @@ public final class WriteConfig implements Serializable {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new IllegalArgumentException("Invalid value for option '" + option.optionName() + "' ("
-            + option.confKey() + "): expected a whole number above 0, got '" + value + "'");
+        throw invalid(option, "a whole number above 0", value);
     }
 
     /** The value given for an option, else its default. */

@@ -29,29 +29,31 @@ public final class SharedProducer {
     }
 
     /**
-     * Adds one record for {@code acks}' task, first waiting for room under the queue limit.
+     * Adds one record (row {@code rowNumber} of its task) for {@code acks}' task, first waiting for room under the queue limit.
      *
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
      * @throws TimeoutException when the queue stayed full for {@code timeoutMs}
      */
-    public void add(String stream, String partitionKey, String explicitHashKey, byte[] data,
-                    TaskAcks acks, TaskQueueStats stats, long timeoutMs) throws InterruptedException, TimeoutException {
-        long size = recordBytes(partitionKey, explicitHashKey, data);
+    public void add(KinesisRecord record, long rowNumber, TaskAcks acks, TaskQueueStats stats, long timeoutMs)
+            throws InterruptedException, TimeoutException {
+        long size = recordBytes(record);
         limit.acquire(size, kpl::flush, TimeUnit.MILLISECONDS.toNanos(timeoutMs), stats);
         ListenableFuture<UserRecordResult> future;
         try {
-            future = kpl.addUserRecord(stream, partitionKey, explicitHashKey, ByteBuffer.wrap(data));
+            future = kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
+                ByteBuffer.wrap(record.data()));
         } catch (RuntimeException e) {
             limit.release(size);
             throw e;
         }
         future.addListener(() -> limit.release(size), MoreExecutors.directExecutor());
-        acks.track(future, stream, partitionKey, size);
+        acks.track(future, record, rowNumber, size);
     }
 
     /** The bytes a record puts on the wire: what queueLimitBytes and bytes_written count. */
-    public static long recordBytes(String partitionKey, String explicitHashKey, byte[] data) {
-        return data.length + partitionKey.length() + (explicitHashKey == null ? 0 : explicitHashKey.length());
+    public static long recordBytes(KinesisRecord record) {
+        String hashKey = record.explicitHashKey();
+        return record.data().length + record.partitionKey().length() + (hashKey == null ? 0 : hashKey.length());
     }
 
     public void flush() {

@@ -6,7 +6,9 @@ import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import software.amazon.kinesis.producer.Attempt;
@@ -15,42 +17,40 @@ import software.amazon.kinesis.producer.UserRecordResult;
 
 /**
  * Acknowledgements of one task's own records. The producer is shared by every task of the JVM, so
- * a task must wait for its records only, never for the whole producer's queue.
+ * a task must wait for its records only, never for the whole producer's queue. Final failures
+ * arrive on the KPL's callback thread and are queued for the task's own thread to handle.
  */
 public final class TaskAcks {
+    private final Queue<FailedRecord> failures = new ConcurrentLinkedQueue<>();
     private long added;
     private long succeeded;
     private long failed;
     private long bytesSucceeded;
-    private String firstFailure;
 
-    void track(ListenableFuture<UserRecordResult> future, String stream, String partitionKey, long bytes) {
+    void track(ListenableFuture<UserRecordResult> future, KinesisRecord record, long rowNumber, long bytes) {
         synchronized (this) {
             added++;
         }
         Futures.addCallback(future, new FutureCallback<UserRecordResult>() {
             @Override
             public void onSuccess(UserRecordResult result) {
-                completed(true, bytes, null);
+                completed(true, bytes);
             }
 
             @Override
             public void onFailure(Throwable error) {
-                completed(false, bytes, "stream '" + stream + "', partition key '" + partitionKey + "': "
-                    + describe(error));
+                failures.add(failure(record, rowNumber, error));
+                completed(false, bytes);
             }
         }, MoreExecutors.directExecutor());
     }
 
-    private synchronized void completed(boolean success, long bytes, String failure) {
+    private synchronized void completed(boolean success, long bytes) {
         if (success) {
             succeeded++;
             bytesSucceeded += bytes;
         } else {
             failed++;
-            if (firstFailure == null) {
-                firstFailure = failure;
-            }
         }
         notifyAll();
     }
@@ -59,21 +59,25 @@ public final class TaskAcks {
      * Kinesis's error code and message from the last attempt, which is why the record finally
      * failed, and the other errors its attempts met ("Expired" alone would hide the cause).
      */
-    static String describe(Throwable error) {
-        if (!(error instanceof UserRecordFailedException)) {
-            return String.valueOf(error);
-        }
-        List<Attempt> attempts = ((UserRecordFailedException) error).getResult().getAttempts();
+    static FailedRecord failure(KinesisRecord record, long rowNumber, Throwable error) {
+        List<Attempt> attempts = error instanceof UserRecordFailedException failedException
+            ? failedException.getResult().getAttempts() : List.of();
         if (attempts.isEmpty()) {
-            return String.valueOf(error);
+            return new FailedRecord(record, rowNumber, null, error.getClass().getSimpleName(), String.valueOf(error));
         }
         Attempt last = attempts.get(attempts.size() - 1);
         Set<String> earlier = new LinkedHashSet<>();
         for (Attempt attempt : attempts.subList(0, attempts.size() - 1)) {
             earlier.add(attempt.getErrorCode() + ": " + attempt.getErrorMessage());
         }
-        return last.getErrorCode() + ": " + last.getErrorMessage() + " (after " + attempts.size() + " attempts"
+        String message = last.getErrorMessage() + " (after " + attempts.size() + " attempts"
             + (earlier.isEmpty() ? "" : "; earlier: " + String.join("; ", earlier)) + ")";
+        return new FailedRecord(record, rowNumber, null, last.getErrorCode(), message);
+    }
+
+    /** The next final failure not yet taken, or null; for the task's own thread. */
+    public FailedRecord pollFailure() {
+        return failures.poll();
     }
 
     /**
@@ -101,16 +105,7 @@ public final class TaskAcks {
         return succeeded;
     }
 
-    public synchronized long failed() {
-        return failed;
-    }
-
     public synchronized long bytesSucceeded() {
         return bytesSucceeded;
-    }
-
-    /** The first final failure, naming stream, partition key and Kinesis's error; null if none. */
-    public synchronized String firstFailure() {
-        return firstFailure;
     }
 }

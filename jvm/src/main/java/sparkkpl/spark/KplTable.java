@@ -1,6 +1,8 @@
 package sparkkpl.spark;
 
+import java.io.IOException;
 import java.util.EnumSet;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -11,6 +13,7 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
 import scala.collection.Iterator;
+import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 
 /** A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. */
@@ -41,12 +44,29 @@ final class KplTable implements SupportsWrite {
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
         RowLayout layout = RowLayout.of(info.schema());
+        DeadLetterFile.Location deadLetters = deadLetterLocation(config);
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(config, layout);
+                return new KplWrite(config, layout, info.queryId(), deadLetters);
             }
         };
+    }
+
+    private static DeadLetterFile.Location deadLetterLocation(WriteConfig config) {
+        Optional<String> path = config.get(SinkOption.DEAD_LETTER_PATH);
+        if (path.isEmpty()) {
+            return null;
+        }
+        DeadLetterFile.Location location = new DeadLetterFile.Location(path.get(),
+            SparkSession.active().sparkContext().hadoopConfiguration());
+        try {
+            location.create();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "': cannot "
+                + "create the folder '" + path.get() + "': " + e.getMessage(), e);
+        }
+        return location;
     }
 
     private static java.util.Map<String, String> sessionConf() {

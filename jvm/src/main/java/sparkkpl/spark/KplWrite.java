@@ -17,10 +17,18 @@ final class KplWrite implements Write, BatchWrite {
 
     private final WriteConfig config;
     private final RowLayout layout;
+    private final String writeId;
+    private final DeadLetterFile.Location deadLetters;
 
-    KplWrite(WriteConfig config, RowLayout layout) {
+    /**
+     * @param writeId Spark's id of this write (the query id for a streaming query)
+     * @param deadLetters where undelivered records go, or null
+     */
+    KplWrite(WriteConfig config, RowLayout layout, String writeId, DeadLetterFile.Location deadLetters) {
         this.config = config;
         this.layout = layout;
+        this.writeId = writeId;
+        this.deadLetters = deadLetters;
     }
 
     @Override
@@ -40,7 +48,7 @@ final class KplWrite implements Write, BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new KplWriterFactory(config, layout);
+        return new KplWriterFactory(config, layout, writeId, deadLetters);
     }
 
     /** Every task has committed, so every record they added was acknowledged by Kinesis. */

@@ -1,0 +1,78 @@
+package sparkkpl.spark;
+
+import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sparkkpl.producer.FailedRecord;
+
+/**
+ * One task's records that will not reach Kinesis. With {@code failOnError} the first one fails the
+ * task, naming it. Otherwise each is counted, the first few are logged (then one summary per task,
+ * not a line per record) and, when a dead-letter file is given, kept there.
+ */
+final class FailedRecords {
+    private static final Logger LOG = LoggerFactory.getLogger(FailedRecords.class);
+    static final int LOGGED_PER_TASK = 10;
+
+    private final int partitionId;
+    private final boolean failOnError;
+    /** Null when the user named no deadLetterPath. */
+    private final DeadLetterFile deadLetters;
+    private long count;
+
+    FailedRecords(int partitionId, boolean failOnError, DeadLetterFile deadLetters) {
+        this.partitionId = partitionId;
+        this.failOnError = failOnError;
+        this.deadLetters = deadLetters;
+    }
+
+    /** @throws IOException or IllegalArgumentException (a bad row) with failOnError, naming the record */
+    void handle(FailedRecord failure) throws IOException {
+        count++;
+        if (failOnError) {
+            String problem = describe(failure) + ". Rows before it were accepted and are sent; this task fails "
+                + "(failOnError=false would count it and carry on)";
+            if (failure.column() != null) {
+                throw new IllegalArgumentException(problem);
+            }
+            throw new IOException(problem);
+        }
+        if (count <= LOGGED_PER_TASK) {
+            LOG.warn("Not delivered to Kinesis: {}", describe(failure));
+        }
+        if (deadLetters != null) {
+            deadLetters.write(failure, partitionId);
+        }
+    }
+
+    String describe(FailedRecord failure) {
+        String row = "Row " + failure.rowNumber() + " of Spark partition " + partitionId;
+        if (failure.column() != null) {
+            return row + ", column '" + failure.column() + "': " + failure.errorMessage();
+        }
+        return row + ": Kinesis finally failed the record for stream '" + failure.record().stream()
+            + "', partition key '" + failure.record().partitionKey() + "': " + failure.errorCode() + ": "
+            + failure.errorMessage();
+    }
+
+    long count() {
+        return count;
+    }
+
+    /** Before the task commits: the summary line, and the dead-letter file made visible. */
+    void commit() throws IOException {
+        if (count > LOGGED_PER_TASK) {
+            LOG.warn("Spark partition {}: {} records not delivered to Kinesis ({} logged above){}", partitionId, count,
+                LOGGED_PER_TASK, deadLetters == null ? "; no deadLetterPath is set, so only counted" : "");
+        }
+        if (deadLetters != null) {
+            deadLetters.commit();
+        }
+    }
+
+    void abort() throws IOException {
+        if (deadLetters != null) {
+            deadLetters.abort();
+        }
+    }
+}

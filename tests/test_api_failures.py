@@ -1,0 +1,113 @@
+"""failOnError and deadLetterPath, end to end: records Kinesis finally fails (their stream does not
+exist; a short RecordTtl makes the KPL give up within a second) and rows that cannot become records."""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+from pyspark.errors import IllegalArgumentException
+from pyspark.sql import functions as F
+
+import spark_kpl
+
+MISSING_STREAM = "no-such-stream"
+#: The KPL retries a stream it cannot find until a record's time to live runs out.
+FAST_EXPIRY = {"RecordTtl": "1000"}
+
+
+def rows_partly_to_a_missing_stream(spark, stream, count=20, every=5):
+    """Rows whose id is a multiple of ``every`` target a stream that does not exist."""
+    return spark.range(count, numPartitions=1).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.format_string("key-%d", "id").alias("partitionKey"),
+        F.when(F.col("id") % every == 0, F.lit(MISSING_STREAM)).otherwise(F.lit(stream)).alias("streamName"),
+    )
+
+
+def test_a_record_kinesis_fails_fails_the_task_naming_stream_key_and_error(spark, kinesis, stream):
+    rows = rows_partly_to_a_missing_stream(spark, stream)
+    with pytest.raises(Exception) as failure:
+        rows.write.format("kpl").options(**kinesis.kpl_options(), **FAST_EXPIRY).mode("append").save()
+    message = str(failure.value)
+    assert f"Kinesis finally failed the record for stream '{MISSING_STREAM}', partition key 'key-" in message
+    assert "Expired" in message and "ResourceNotFoundException" in message
+    assert "of Spark partition 0" in message
+
+
+def test_with_fail_on_error_false_failures_are_counted_and_dead_lettered(spark, kinesis, stream, tmp_path):
+    dead_letters = str(tmp_path / "dead")
+    result = spark_kpl.write(
+        rows_partly_to_a_missing_stream(spark, stream), None, partition_key="partitionKey",
+        target_stream="streamName", failOnError=False, deadLetterPath=dead_letters,
+        **kinesis.kpl_options(), **FAST_EXPIRY)
+    assert (result.records_written, result.records_failed) == (16, 4)
+    assert sorted(r.data for r in kinesis.read_records(stream)) == sorted(
+        f"row-{i}".encode() for i in range(20) if i % 5)
+    assert not [name for name in os.listdir(dead_letters) if name.startswith(".") and "inprogress" in name]
+    failed = sorted(spark.read.json(dead_letters).collect(), key=lambda r: r.row)
+    assert [base64.b64decode(r.data) for r in failed] == [f"row-{i}".encode() for i in (0, 5, 10, 15)]
+    assert [r.partitionKey for r in failed] == ["key-0", "key-5", "key-10", "key-15"]
+    assert {(r.stream, r.errorCode, r.sparkPartition) for r in failed} == {(MISSING_STREAM, "Expired", 0)}
+    assert all("ResourceNotFoundException" in r.errorMessage for r in failed)
+    assert [r.row for r in failed] == [1, 6, 11, 16]
+
+
+def test_rows_that_cannot_become_records_are_dead_lettered_with_their_column(spark, kinesis, stream, tmp_path):
+    dead_letters = str(tmp_path / "dead")
+    rows = spark.range(6, numPartitions=2).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.when(F.col("id") == 4, F.lit("")).otherwise(F.format_string("key-%d", "id")).alias("partitionKey"),
+        F.when(F.col("id") == 5, F.lit("-1")).alias("explicitHashKey"))
+    result = spark_kpl.write(rows, stream, partition_key="partitionKey", explicit_hash_key="explicitHashKey",
+                             failOnError="false", deadLetterPath=dead_letters, **kinesis.kpl_options())
+    assert (result.records_written, result.records_failed) == (4, 2)
+    failed = {r.errorCode: r for r in spark.read.json(dead_letters).collect()}
+    assert set(failed) == {"InvalidPartitionKey", "InvalidExplicitHashKey"}
+    assert base64.b64decode(failed["InvalidExplicitHashKey"].data) == b"row-5"
+    assert (failed["InvalidPartitionKey"].sparkPartition, failed["InvalidPartitionKey"].row) == (1, 2)
+    assert sorted(r.data for r in kinesis.read_records(stream)) == [b"row-0", b"row-1", b"row-2", b"row-3"]
+
+
+@pytest.fixture
+def jvm_log(spark):
+    """What the driver JVM (which runs local-mode tasks) logs during a test, through a log4j appender."""
+    jvm = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    writer = jvm.java.io.StringWriter()
+    appender = log4j.core.appender.WriterAppender.createAppender(
+        log4j.core.layout.PatternLayout.createDefaultLayout(), None, writer, "spark-kpl-test", False, True)
+    appender.start()
+    root = context.getConfiguration().getRootLogger()
+    root.addAppender(appender, None, None)
+    context.updateLoggers()
+    yield writer
+    root.removeAppender("spark-kpl-test")
+    context.updateLoggers()
+    appender.stop()
+
+
+def test_failures_are_logged_in_bounded_volume(spark, kinesis, stream, jvm_log):
+    rows = spark.range(30, numPartitions=1).select(F.format_string("row-%d", "id").alias("data"),
+                                                   F.lit(MISSING_STREAM).alias("streamName"))
+    result = spark_kpl.write(rows, None, target_stream="streamName", failOnError=False,
+                             **kinesis.kpl_options(), **FAST_EXPIRY)
+    assert (result.records_written, result.records_failed) == (0, 30)
+    log = jvm_log.toString()
+    assert log.count("Not delivered to Kinesis: Row") == 10
+    assert "Spark partition 0: 30 records not delivered to Kinesis (10 logged above); no deadLetterPath" in log
+
+
+def test_dead_letter_path_without_fail_on_error_false_is_an_error(spark, kinesis, stream, tmp_path):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(IllegalArgumentException, match="'deadLetterPath' needs failOnError=false"):
+        spark_kpl.write(rows, stream, deadLetterPath=str(tmp_path), **kinesis.kpl_options())
+
+
+def test_a_bad_fail_on_error_value_names_option_and_conf_key(spark, kinesis, stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(IllegalArgumentException,
+                       match=r"'failOnError' \(spark.kpl.failOnError\): expected true or false, got 'maybe'"):
+        spark_kpl.write(rows, stream, failOnError="maybe", **kinesis.kpl_options())
