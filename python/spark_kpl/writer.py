@@ -23,12 +23,17 @@ _SINK_COLUMNS = {
 class WriteResult:
     """What one write did, added up over its tasks on the driver.
 
+    ``records_failed`` counts records not delivered (only non-zero with ``failOnError=False``:
+    otherwise the first one fails the write); ``records_skipped`` rows with null data skipped under
+    ``nullData="skip"``.
+
     ``peak_outstanding_*`` are the highest any executor's shared producer had outstanding
     (added, not yet acknowledged by Kinesis) while this write's tasks added records.
     """
 
     records_written: int
     records_failed: int
+    records_skipped: int
     bytes_written: int
     backpressure_cycles: int
     blocked_ms: int

@@ -32,6 +32,13 @@ public enum SinkOption {
     DEAD_LETTER_PATH("deadLetterPath", null,
         "With failOnError=false: a folder (any Hadoop file system) receiving the undelivered records as JSON "
             + "lines, one file per task; read back with spark.read.json(path)."),
+    MAX_RECORD_BYTES("maxRecordBytes", String.valueOf(1 << 20),
+        "Largest record (data plus partition key, in bytes) sent to Kinesis; a larger row is an undelivered "
+            + "record (see failOnError). Kinesis took 1 MiB per record, now up to 10 MiB where the stream allows; "
+            + "at most " + WriteConfig.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
+    NULL_DATA("nullData", "fail",
+        "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
+            + "records_skipped)."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 

@@ -15,6 +15,11 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
  */
 public final class WriteConfig implements Serializable {
     private static final long serialVersionUID = 1L;
+    /** KinesisProducerConfiguration.setMaxUserRecordSize accepts up to 10 MiB (KPL 1.0.6+). */
+    public static final long KPL_MAX_RECORD_BYTES = 10L << 20;
+    /** ... and no less than 64 bytes. */
+    private static final long KPL_MIN_RECORD_BYTES = 64;
+    private static final String KPL_MAX_RECORD_SIZE = "MaxUserRecordSize";
 
     private final EnumMap<SinkOption, String> sinkOptions;
     /** Canonical KPL property name to value; also the producer's identity on an executor. */
@@ -40,8 +45,15 @@ public final class WriteConfig implements Serializable {
             }
         });
         options.forEach((key, value) -> put(sink, kpl, key, value, "option '" + key + "'"));
+        if (kpl.containsKey(KPL_MAX_RECORD_SIZE)) {
+            throw new IllegalArgumentException("Set the option '" + SinkOption.MAX_RECORD_BYTES.optionName()
+                + "' instead of the KPL property '" + KPL_MAX_RECORD_SIZE + "': the sink checks each record against it "
+                + "(data plus partition key) before the KPL sees it, and sets the KPL's limit to match");
+        }
         WriteConfig config = new WriteConfig(sink, kpl);
         config.validate();
+        // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.
+        kpl.put(KPL_MAX_RECORD_SIZE, String.valueOf(Math.max(KPL_MIN_RECORD_BYTES, config.maxRecordBytes())));
         return config;
     }
 
@@ -77,6 +89,8 @@ public final class WriteConfig implements Serializable {
         positiveLong(SinkOption.ACK_TIMEOUT_MS);
         positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
         positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+        maxRecordBytes();
+        getChoice(SinkOption.NULL_DATA, "fail", "skip");
         boolean failOnError = getBoolean(SinkOption.FAIL_ON_ERROR);
         if (failOnError && get(SinkOption.DEAD_LETTER_PATH).isPresent()) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "' needs "
@@ -93,6 +107,29 @@ public final class WriteConfig implements Serializable {
             throw invalid(option, "true or false", value);
         }
         return Boolean.parseBoolean(value);
+    }
+
+    /** The most bytes (data plus partition key) a record may have. */
+    public long maxRecordBytes() {
+        long value = positiveLong(SinkOption.MAX_RECORD_BYTES);
+        if (value > KPL_MAX_RECORD_BYTES) {
+            throw invalid(SinkOption.MAX_RECORD_BYTES, "1 to " + KPL_MAX_RECORD_BYTES + " (10 MiB, the KPL's limit)",
+                String.valueOf(value));
+        }
+        return value;
+    }
+
+    /**
+     * The option's value, lower-cased, if it is one of {@code allowed}.
+     *
+     * @throws IllegalArgumentException naming the option, its config key and the allowed values
+     */
+    public String getChoice(SinkOption option, String... allowed) {
+        String value = get(option).orElseThrow().trim().toLowerCase(java.util.Locale.ROOT);
+        if (!java.util.Arrays.asList(allowed).contains(value)) {
+            throw invalid(option, "one of " + String.join(", ", allowed), get(option).orElseThrow());
+        }
+        return value;
     }
 
     private static IllegalArgumentException invalid(SinkOption option, String expected, String value) {

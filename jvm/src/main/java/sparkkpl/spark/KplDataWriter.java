@@ -31,6 +31,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
     private long rowNumber;
+    private long skipped;
     private boolean committed;
 
     KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures) {
@@ -50,6 +51,10 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             record = assembler.assemble(row, rowNumber);
         } catch (RowRejected e) {
             failures.handle(e.failure());
+            return;
+        }
+        if (record == null) {
+            skipped++;
             return;
         }
         if (producer == null) {
@@ -94,7 +99,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     private WriteSummary summary() {
-        return WriteSummary.ofTask(acks, failures.count(), queueStats, committed);
+        return WriteSummary.ofTask(acks, failures.count(), skipped, queueStats, committed);
     }
 
     /** Polled by Spark while the task runs and at its end, for the Spark UI. */

@@ -1,5 +1,6 @@
 package sparkkpl.spark;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.catalyst.InternalRow;
 import sparkkpl.config.SinkOption;
@@ -12,20 +13,30 @@ import sparkkpl.producer.RecordRules;
 final class RecordAssembler {
     private final RowLayout layout;
     private final String defaultStream;
+    private final long maxRecordBytes;
+    private final boolean skipNullData;
 
     RecordAssembler(WriteConfig config, RowLayout layout) {
         this.layout = layout;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
+        this.maxRecordBytes = config.maxRecordBytes();
+        this.skipNullData = config.getChoice(SinkOption.NULL_DATA, "fail", "skip").equals("skip");
     }
 
-    /** @throws RowRejected naming the column at fault, with what is known of the record */
+    /**
+     * @return the record, or null for a row to skip (null data with nullData=skip)
+     * @throws RowRejected naming the column at fault, with what is known of the record
+     */
     KinesisRecord assemble(InternalRow row, long rowNumber) throws RowRejected {
+        if (skipNullData && layout.dataIsNull(row)) {
+            return null;
+        }
         String stream = layout.streamName(row);
         KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream, partitionKey(row),
             layout.explicitHashKey(row), layout.data(row));
         if (record.data() == null) {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
-                "data is null; filter such rows out or give them a payload");
+                "data is null; filter such rows out, give them a payload or set nullData=skip");
         }
         if (record.stream() == null) {
             throw rejected(record, rowNumber, RowLayout.STREAM_NAME, "NoStream",
@@ -40,6 +51,12 @@ final class RecordAssembler {
         if (record.explicitHashKey() != null) {
             check(() -> RecordRules.checkExplicitHashKey(record.explicitHashKey()), record, rowNumber,
                 RowLayout.EXPLICIT_HASH_KEY, "InvalidExplicitHashKey");
+        }
+        long bytes = record.data().length + record.partitionKey().getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxRecordBytes) {
+            throw rejected(record, rowNumber, RowLayout.DATA, "RecordTooLarge", "the record has " + bytes
+                + " bytes (data " + record.data().length + " plus partition key), over maxRecordBytes=" + maxRecordBytes
+                + " (Kinesis takes 1 MiB per record, or up to 10 MiB where the stream allows it)");
         }
         return record;
     }

@@ -90,6 +90,10 @@ final class RowLayout implements Serializable {
         return dataIsString ? row.getUTF8String(data).getBytes() : row.getBinary(data);
     }
 
+    boolean dataIsNull(InternalRow row) {
+        return row.isNullAt(data);
+    }
+
     String partitionKey(InternalRow row) {
         return string(row, partitionKey);
     }

@@ -10,7 +10,8 @@ public final class SparkUiMetrics {
     private SparkUiMetrics() {}
 
     static CustomMetric[] all() {
-        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new BytesWritten(),
+        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(),
+            new BytesWritten(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
     }
@@ -51,6 +52,12 @@ public final class SparkUiMetrics {
     public static final class RecordsFailed extends UiMetric {
         public RecordsFailed() {
             super(WriteMetric.RECORDS_FAILED);
+        }
+    }
+
+    public static final class RecordsSkipped extends UiMetric {
+        public RecordsSkipped() {
+            super(WriteMetric.RECORDS_SKIPPED);
         }
     }
 

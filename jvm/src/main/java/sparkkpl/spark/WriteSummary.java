@@ -19,10 +19,11 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** A task's figures so far; {@code committed} says whether it counts as a finished task. */
-    static WriteSummary ofTask(TaskAcks acks, long failed, TaskQueueStats queue, boolean committed) {
+    static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, TaskQueueStats queue, boolean committed) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
+        values[WriteMetric.RECORDS_SKIPPED.ordinal()] = skipped;
         values[WriteMetric.BYTES_WRITTEN.ordinal()] = acks.bytesSucceeded();
         values[WriteMetric.BACKPRESSURE_CYCLES.ordinal()] = queue.backpressureCycles();
         values[WriteMetric.BLOCKED_MS.ordinal()] = queue.blockedMs();
