@@ -39,6 +39,12 @@ public enum SinkOption {
     NULL_DATA("nullData", "fail",
         "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
             + "records_skipped)."),
+    PARTITIONER("partitioner", null,
+        "Where partition keys come from: random (128 random bits), fixed (the Spark partition id) or column "
+            + "(the partitionKey column). Default: column when there is one, else random (or defaultPartition)."),
+    DEFAULT_PARTITION("defaultPartition", null,
+        "A constant partition key: for every record when the rows have no partitionKey column, else for rows "
+            + "whose partitionKey is null."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 

@@ -44,11 +44,12 @@ final class KplTable implements SupportsWrite {
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
         RowLayout layout = RowLayout.of(info.schema());
-        DeadLetterFile.Location deadLetters = deadLetterLocation(config);
+        WritePlan plan = new WritePlan(config, layout, Partitioning.resolve(config, layout), info.queryId(),
+            deadLetterLocation(config));
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(config, layout, info.queryId(), deadLetters);
+                return new KplWrite(plan);
             }
         };
     }

@@ -15,20 +15,12 @@ import sparkkpl.config.WriteConfig;
 final class KplWrite implements Write, BatchWrite {
     private static final Logger LOG = LoggerFactory.getLogger(KplWrite.class);
 
+    private final WritePlan plan;
     private final WriteConfig config;
-    private final RowLayout layout;
-    private final String writeId;
-    private final DeadLetterFile.Location deadLetters;
 
-    /**
-     * @param writeId Spark's id of this write (the query id for a streaming query)
-     * @param deadLetters where undelivered records go, or null
-     */
-    KplWrite(WriteConfig config, RowLayout layout, String writeId, DeadLetterFile.Location deadLetters) {
-        this.config = config;
-        this.layout = layout;
-        this.writeId = writeId;
-        this.deadLetters = deadLetters;
+    KplWrite(WritePlan plan) {
+        this.plan = plan;
+        this.config = plan.config();
     }
 
     @Override
@@ -48,7 +40,7 @@ final class KplWrite implements Write, BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new KplWriterFactory(config, layout, writeId, deadLetters);
+        return new KplWriterFactory(plan);
     }
 
     /** Every task has committed, so every record they added was acknowledged by Kinesis. */

@@ -1,7 +1,6 @@
 package sparkkpl.spark;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.catalyst.InternalRow;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
@@ -12,12 +11,17 @@ import sparkkpl.producer.RecordRules;
 /** Turns one row into the Kinesis record it stands for, or says which column makes that impossible. */
 final class RecordAssembler {
     private final RowLayout layout;
+    private final Partitioning partitioning;
+    private final int sparkPartition;
     private final String defaultStream;
     private final long maxRecordBytes;
     private final boolean skipNullData;
 
-    RecordAssembler(WriteConfig config, RowLayout layout) {
-        this.layout = layout;
+    RecordAssembler(WritePlan plan, int sparkPartition) {
+        WriteConfig config = plan.config();
+        this.layout = plan.layout();
+        this.partitioning = plan.partitioning();
+        this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
         this.maxRecordBytes = config.maxRecordBytes();
         this.skipNullData = config.getChoice(SinkOption.NULL_DATA, "fail", "skip").equals("skip");
@@ -32,7 +36,7 @@ final class RecordAssembler {
             return null;
         }
         String stream = layout.streamName(row);
-        KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream, partitionKey(row),
+        KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream, partitioning.key(row, layout, sparkPartition),
             layout.explicitHashKey(row), layout.data(row));
         if (record.data() == null) {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
@@ -44,7 +48,8 @@ final class RecordAssembler {
         }
         if (record.partitionKey() == null) {
             throw rejected(record, rowNumber, RowLayout.PARTITION_KEY, "NullPartitionKey",
-                "partition key is null; coalesce it or drop the column to spread records randomly");
+                "partition key is null; coalesce it, set defaultPartition, or drop the column to spread "
+                    + "records randomly");
         }
         check(() -> RecordRules.checkPartitionKey(record.partitionKey()), record, rowNumber,
             RowLayout.PARTITION_KEY, "InvalidPartitionKey");
@@ -59,16 +64,6 @@ final class RecordAssembler {
                 + " (Kinesis takes 1 MiB per record, or up to 10 MiB where the stream allows it)");
         }
         return record;
-    }
-
-    private String partitionKey(InternalRow row) {
-        return layout.hasPartitionKey() ? layout.partitionKey(row) : randomPartitionKey();
-    }
-
-    /** 128 random bits: spreads records evenly over shards, as Flink's RandomKinesisPartitioner does. */
-    private static String randomPartitionKey() {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        return Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
     }
 
     private static void check(Runnable rule, KinesisRecord record, long rowNumber, String column, String errorCode)
