@@ -91,11 +91,22 @@ public final class ProducerRegistry {
         if (kplConfig.getTempDirectory().isEmpty()) {
             kplConfig.setTempDirectory(dir.toString());
         }
+        // The KPL leaves a future it lost (e.g. a duplicate result after a retried request)
+        // pending forever unless told to time it out; past its TTL a record cannot succeed anyway.
+        if (kplConfig.getUserRecordTimeoutInMillis() == 0) {
+            kplConfig.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kplConfig));
+        }
         LOG.info("Starting a KPL producer for {}", config);
         return new SharedProducer(new KinesisProducer(kplConfig),
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
+    }
+
+    /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */
+    static long lostRecordTimeoutMs(KinesisProducerConfiguration kplConfig) {
+        long margin = 2 * kplConfig.getRequestTimeout() + 30_000;
+        return kplConfig.getRecordTtl() > Long.MAX_VALUE - margin ? Long.MAX_VALUE : kplConfig.getRecordTtl() + margin;
     }
 
     private static void closeIdle() {
