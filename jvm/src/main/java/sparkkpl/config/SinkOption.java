@@ -45,6 +45,11 @@ public enum SinkOption {
     DEFAULT_PARTITION("defaultPartition", null,
         "A constant partition key: for every record when the rows have no partitionKey column, else for rows "
             + "whose partitionKey is null."),
+    RECORD_ID("recordId", "none",
+        "none, or prefix: put a 40-byte id before each record's data (write id, batch id, Spark partition, row), "
+            + "the same when a task is retried, so consumers can drop duplicates (spark_kpl.dedup)."),
+    ALLOW_DUPLICATES("allowDuplicates", "false",
+        "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 

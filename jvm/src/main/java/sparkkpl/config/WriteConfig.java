@@ -91,6 +91,8 @@ public final class WriteConfig implements Serializable {
         positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
         maxRecordBytes();
         getChoice(SinkOption.NULL_DATA, "fail", "skip");
+        getChoice(SinkOption.RECORD_ID, "none", "prefix");
+        getBoolean(SinkOption.ALLOW_DUPLICATES);
         boolean failOnError = getBoolean(SinkOption.FAIL_ON_ERROR);
         if (failOnError && get(SinkOption.DEAD_LETTER_PATH).isPresent()) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "' needs "

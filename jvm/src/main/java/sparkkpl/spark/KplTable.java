@@ -43,6 +43,7 @@ final class KplTable implements SupportsWrite {
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
+        refuseSpeculationUnlessAllowed(config);
         RowLayout layout = RowLayout.of(info.schema());
         WritePlan plan = new WritePlan(config, layout, Partitioning.resolve(config, layout), info.queryId(),
             deadLetterLocation(config));
@@ -52,6 +53,17 @@ final class KplTable implements SupportsWrite {
                 return new KplWrite(plan);
             }
         };
+    }
+
+    /** Speculation runs a second attempt of a slow task alongside the first: both send its records. */
+    private static void refuseSpeculationUnlessAllowed(WriteConfig config) {
+        boolean speculation = SparkSession.active().sparkContext().conf().getBoolean("spark.speculation", false);
+        if (speculation && !config.getBoolean(SinkOption.ALLOW_DUPLICATES)) {
+            throw new IllegalArgumentException("spark.speculation=true runs duplicate attempts of slow tasks, and "
+                + "each attempt sends its records to Kinesis, which cannot drop the copies. Turn speculation off "
+                + "for this job, or accept duplicates with the option allowDuplicates=true (with recordId=prefix "
+                + "consumers can drop them: see spark_kpl.dedup)");
+        }
     }
 
     private static DeadLetterFile.Location deadLetterLocation(WriteConfig config) {

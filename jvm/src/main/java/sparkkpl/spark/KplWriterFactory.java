@@ -16,6 +16,6 @@ final class KplWriterFactory implements DataWriterFactory {
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-        return plan.newWriter(partitionId, taskId);
+        return plan.newWriter(partitionId, taskId, 0);
     }
 }

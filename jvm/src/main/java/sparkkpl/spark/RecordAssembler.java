@@ -13,12 +13,17 @@ final class RecordAssembler {
     private final RowLayout layout;
     private final Partitioning partitioning;
     private final int sparkPartition;
+    /** Null without recordId=prefix. */
+    private final RecordIdHeader recordIdHeader;
+    private final long batchId;
     private final String defaultStream;
     private final long maxRecordBytes;
     private final boolean skipNullData;
 
-    RecordAssembler(WritePlan plan, int sparkPartition) {
+    RecordAssembler(WritePlan plan, int sparkPartition, long batchId) {
         WriteConfig config = plan.config();
+        this.recordIdHeader = plan.recordIdHeader();
+        this.batchId = batchId;
         this.layout = plan.layout();
         this.partitioning = plan.partitioning();
         this.sparkPartition = sparkPartition;
@@ -36,8 +41,8 @@ final class RecordAssembler {
             return null;
         }
         String stream = layout.streamName(row);
-        KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream, partitioning.key(row, layout, sparkPartition),
-            layout.explicitHashKey(row), layout.data(row));
+        KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream,
+            partitioning.key(row, layout, sparkPartition), layout.explicitHashKey(row), data(row, rowNumber));
         if (record.data() == null) {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
                 "data is null; filter such rows out, give them a payload or set nullData=skip");
@@ -64,6 +69,12 @@ final class RecordAssembler {
                 + " (Kinesis takes 1 MiB per record, or up to 10 MiB where the stream allows it)");
         }
         return record;
+    }
+
+    private byte[] data(InternalRow row, long rowNumber) {
+        byte[] data = layout.data(row);
+        return data == null || recordIdHeader == null ? data
+            : recordIdHeader.prefix(data, batchId, sparkPartition, rowNumber);
     }
 
     private static void check(Runnable rule, KinesisRecord record, long rowNumber, String column, String errorCode)

@@ -14,12 +14,23 @@ import sparkkpl.config.WriteConfig;
 record WritePlan(WriteConfig config, RowLayout layout, Partitioning partitioning, String writeId,
                  DeadLetterFile.Location deadLetters) implements Serializable {
 
-    /** A writer for one task attempt ({@code taskId} is unique to the attempt). */
-    KplDataWriter newWriter(int partitionId, long taskId) {
-        DeadLetterFile deadLetterFile = deadLetters == null ? null
-            : new DeadLetterFile(deadLetters, "kpl-" + writeId + "-p" + partitionId + "-t" + taskId + ".json");
+    /** The recordId=prefix header maker, or null without one. */
+    RecordIdHeader recordIdHeader() {
+        return config.getChoice(SinkOption.RECORD_ID, "none", "prefix").equals("prefix")
+            ? new RecordIdHeader(writeId) : null;
+    }
+
+    /**
+     * A writer for one task attempt.
+     *
+     * @param taskId unique to the attempt
+     * @param batchId the streaming micro-batch (epoch) id, 0 for a batch write
+     */
+    KplDataWriter newWriter(int partitionId, long taskId, long batchId) {
+        DeadLetterFile deadLetterFile = deadLetters == null ? null : new DeadLetterFile(deadLetters,
+            "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, config.getBoolean(SinkOption.FAIL_ON_ERROR),
             deadLetterFile);
-        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId), failures);
+        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId, batchId), failures);
     }
 }

@@ -1,0 +1,76 @@
+"""recordId=prefix: ids that stay the same when Spark retries a task, so consumers can drop the
+duplicates that retries send; and the refusal of spark.speculation unless duplicates are accepted.
+
+This module's session has spark.speculation on and allows task retries (local[2,4])."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from pyspark.errors import IllegalArgumentException
+from pyspark.sql import functions as F
+
+import spark_kpl
+from spark_kpl import dedup
+
+from conftest import _session
+
+ACCEPT = {"allowDuplicates": "true"}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = _session("local[2,4]", {"spark.speculation": "true"})
+    yield session
+    session.stop()
+
+
+def payloads(spark, count, partitions):
+    return spark.range(count, numPartitions=partitions).select(F.format_string("row-%d", "id").alias("data"))
+
+
+def test_speculation_is_refused_unless_duplicates_are_allowed(spark, kinesis, stream):
+    with pytest.raises(IllegalArgumentException, match="spark.speculation=true runs duplicate attempts"):
+        spark_kpl.write(payloads(spark, 1, 1), stream, **kinesis.kpl_options())
+
+
+def test_each_record_carries_its_write_partition_and_row(spark, kinesis, stream):
+    spark_kpl.write(payloads(spark, 40, 2), stream, recordId="prefix", **ACCEPT, **kinesis.kpl_options())
+    records = kinesis.read_records(stream)
+    ids = {dedup.strip(r.data): dedup.record_id(r.data) for r in records}
+    assert sorted(ids) == sorted(f"row-{i}".encode() for i in range(40))
+    assert len({rid.write_id for rid in ids.values()}) == 1
+    assert isinstance(next(iter(ids.values())).write_id, uuid.UUID)
+    # spark.range puts ids 0-19 in partition 0 and 20-39 in partition 1, in order.
+    assert {data: (rid.batch_id, rid.partition, rid.row) for data, rid in ids.items()} == {
+        f"row-{i}".encode(): (0, i // 20, i % 20 + 1) for i in range(40)}
+
+
+def test_a_retried_task_resends_under_the_same_ids_so_consumers_drop_the_copies(spark, kinesis, stream):
+    @F.udf("string")
+    def payload_failing_once(i):
+        from pyspark import TaskContext
+        import time
+
+        if i == 250 and TaskContext.get().attemptNumber() == 0:
+            time.sleep(1)  # lets the KPL send the rows already added, so the retry duplicates them
+            raise RuntimeError("injected failure of the first attempt")
+        return f"row-{i}"
+
+    rows = spark.range(300, numPartitions=1).select(payload_failing_once("id").alias("data"))
+    result = spark_kpl.write(rows, stream, recordId="prefix", **ACCEPT, **kinesis.kpl_options())
+    assert result.records_written == 300
+    records = kinesis.read_records(stream)
+    assert len(records) > 300, "the first attempt's records should have arrived too"
+    first_copy = {}
+    for record in records:
+        first_copy.setdefault(dedup.record_id(record.data), dedup.strip(record.data))
+    assert sorted(first_copy.values()) == sorted(f"row-{i}".encode() for i in range(300))
+    for record in records:  # every copy of an id carries the same data
+        assert first_copy[dedup.record_id(record.data)] == dedup.strip(record.data)
+
+
+def test_data_without_a_header_is_refused_by_the_helper():
+    with pytest.raises(ValueError, match="recordId='prefix'"):
+        dedup.record_id(b"plain data")
