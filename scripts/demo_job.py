@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 import spark_kpl  # noqa: E402
-from spark_kpl.testing.delivery import compare  # noqa: E402
+from spark_kpl.testing.delivery import compare, warm_up  # noqa: E402
 from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
 
 STREAM = "demo"
@@ -39,6 +39,7 @@ def main() -> int:
                 F.format_string("row-%d", "id").alias("payload"),
                 F.format_string("key-%d", F.col("id") % 997).alias("key"),
             )
+            expected = warm_up(spark, STREAM, **kinesis.kpl_options())
             started = time.monotonic()
             result = spark_kpl.write(rows, STREAM, data=F.encode("payload", "UTF-8"), partition_key="key",
                                      **kinesis.kpl_options())
@@ -47,7 +48,7 @@ def main() -> int:
             spark.stop()
         print(f"wrote {result.records_written} records in {seconds:.1f} s "
               f"({result.records_written / seconds:,.0f} records/s); failed {result.records_failed}")
-        expected = {f"row-{i}".encode(): f"key-{i % 997}" for i in range(args.rows)}
+        expected.update({f"row-{i}".encode(): f"key-{i % 997}" for i in range(args.rows)})
         records = kinesis.read_records(STREAM)
         report = compare(expected, ((r.data, r.partition_key) for r in records))
         print(f"read back: {report.summary()}")

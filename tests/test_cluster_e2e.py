@@ -7,7 +7,7 @@ from collections import Counter
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare
+from spark_kpl.testing.delivery import compare, warm_up
 
 
 def test_cluster_write_delivers_every_record_once_with_its_key(cluster_spark, kinesis, stream):
@@ -16,10 +16,11 @@ def test_cluster_write_delivers_every_record_once_with_its_key(cluster_spark, ki
         F.format_string("row-%d", "id").alias("payload"),
         F.format_string("key-%d", F.col("id") % 101).alias("key"),
     )
+    expected = warm_up(cluster_spark, stream, **kinesis.kpl_options())
     result = spark_kpl.write(rows, stream, data="payload", partition_key="key", **kinesis.kpl_options())
     assert (result.records_written, result.records_failed, result.tasks) == (count, 0, 4)
     records = kinesis.read_records(stream)
-    expected = {f"row-{i}".encode(): f"key-{i % 101}" for i in range(count)}
+    expected.update({f"row-{i}".encode(): f"key-{i % 101}" for i in range(count)})
     report = compare(expected, ((r.data, r.partition_key) for r in records))
     assert report.exactly_once, report.summary()
 

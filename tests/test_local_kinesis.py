@@ -83,6 +83,7 @@ def test_kpl_options_point_every_connection_at_loopback(kinesis: LocalKinesis) -
         "MetricsLevel": "none",
         "CloudwatchEndpoint": "127.0.0.1",
         "CloudwatchPort": str(kinesis.tls_port),
+        "RequestTimeout": "30000",
     }
 
 

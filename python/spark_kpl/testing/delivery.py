@@ -38,6 +38,20 @@ class DeliveryReport:
         )
 
 
+def warm_up(spark, stream: str, **options: str) -> Expected:
+    """Write one record so the executors' producers have loaded the stream's shard map.
+
+    Until it has, the KPL sends records one by one instead of aggregated, which kinesis-mock
+    serves slowly. Returns the record, to add to what the stream is expected to hold.
+    """
+    import spark_kpl
+
+    record = {b"warm-up": "warm-up"}
+    rows = spark.createDataFrame([(data, key) for data, key in record.items()], "data binary, partitionKey string")
+    spark_kpl.write(rows, stream, partition_key="partitionKey", **options)
+    return record
+
+
 def compare(expected: Expected, records: Iterable[Tuple[bytes, str]]) -> DeliveryReport:
     """``records`` are (data, partition key) pairs read back from the stream, de-aggregated."""
     seen: Counter = Counter()

@@ -344,6 +344,9 @@ class LocalKinesis:
             "MetricsLevel": "none",
             "CloudwatchEndpoint": LOOPBACK,
             "CloudwatchPort": port,
+            # kinesis-mock answers slowly when the machine is busy; the KPL's 6 s default makes it
+            # retry requests that did land, which shows up as duplicates.
+            "RequestTimeout": "30000",
         }
 
     def client(self, tls: bool = False) -> Any:
