@@ -1,0 +1,35 @@
+package sparkkpl.producer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import sparkkpl.config.WriteConfig;
+
+/**
+ * Adds records through the JVM's shared producer and returns from main without waiting for them,
+ * as an executor does when it exits normally mid-write (scale-in, decommission). The shutdown
+ * hook's bounded flush must deliver them. Driven by tests/test_producer_lifecycle.py.
+ *
+ * <p>Arguments: stream, record count, then KPL options as name=value.
+ */
+public final class ShutdownFlushMain {
+    private ShutdownFlushMain() {}
+
+    public static void main(String[] args) throws Exception {
+        String stream = args[0];
+        int count = Integer.parseInt(args[1]);
+        Map<String, String> options = new HashMap<>();
+        for (int i = 2; i < args.length; i++) {
+            String[] option = args[i].split("=", 2);
+            options.put(option[0], option[1]);
+        }
+        SharedProducer producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), options));
+        TaskAcks acks = new TaskAcks();
+        TaskQueueStats stats = new TaskQueueStats();
+        for (int i = 0; i < count; i++) {
+            byte[] data = ("exit-" + i).getBytes(StandardCharsets.UTF_8);
+            producer.add(new KinesisRecord(stream, "key-" + i, null, data), i + 1, acks, stats, 60_000);
+        }
+        System.out.println("added " + count + ", acknowledged so far " + acks.succeeded());
+    }
+}
