@@ -2,12 +2,60 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import zipfile
 from collections import Counter
+from pathlib import Path
 
+import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl.testing.cluster import spark_home
 from spark_kpl.testing.delivery import compare, warm_up
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def spark_submit(cluster, stream, options, extra_args, python):
+    conf = {**cluster.spark_conf(), "spark.pyspark.python": str(python),
+            "spark.pyspark.driver.python": str(python)}
+    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--jars", str(spark_kpl.jar_path()),
+               *extra_args]
+    for key, value in conf.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [str(REPO / "scripts" / "example_job.py"), "--stream", stream, "--rows", "500"]
+    command += [arg for name, value in options.items() for arg in ("--option", f"{name}={value}")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    problems = [line for line in run.stderr.splitlines() if " INFO " not in line]
+    assert run.returncode == 0, "\n".join(problems[-60:]) + run.stdout[-2000:]
+    return json.loads(next(line for line in run.stdout.splitlines() if line.startswith("RESULT "))[7:])
+
+
+# These run first in the module: a spark-submit application needs the cluster's cores, which the
+# module's own session (cluster_spark) holds once it starts.
+@pytest.mark.parametrize("route", ["installed package", "py-files"])
+def test_spark_submit_with_jars_writes_every_record(cluster, kinesis, stream, route, tmp_path):
+    if route == "installed package":
+        extra_args, python = [], sys.executable
+    else:
+        # A Python without spark_kpl installed: the package travels with --py-files.
+        bare = tmp_path / "bare"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+        package = tmp_path / "spark_kpl.zip"
+        with zipfile.ZipFile(package, "w") as archive:
+            for path in (REPO / "python" / "spark_kpl").rglob("*.py"):
+                archive.write(path, path.relative_to(REPO / "python"))
+        extra_args, python = ["--py-files", str(package)], bare / "bin" / "python"
+    result = spark_submit(cluster, stream, kinesis.kpl_options(), extra_args, python)
+    assert result["records_written"] == 500
+    records = kinesis.read_records(stream)
+    report = compare({f"row-{i}".encode(): f"key-{i % 10}" for i in range(500)},
+                     ((r.data, r.partition_key) for r in records))
+    assert report.exactly_once, report.summary()
 
 
 def test_cluster_write_delivers_every_record_once_with_its_key(cluster_spark, kinesis, stream):
