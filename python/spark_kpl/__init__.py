@@ -2,7 +2,8 @@
 
 The sink itself is the Spark data source ``kpl`` (``df.write.format("kpl")``); this package finds
 its jar, puts it on a session, and adds :func:`write`, which takes column expressions and returns
-the write's figures.
+the write's figures, :func:`write_rdd` for RDDs of Python objects, and :mod:`spark_kpl.dedup` for
+consumers dropping duplicates.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from typing import TypeVar
 
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
-from spark_kpl.writer import WriteResult, producer_stats, write
+from spark_kpl.writer import WriteResult, producer_stats, write, write_rdd
 
-__all__ = ["JAR_ENV", "WriteResult", "__version__", "configure", "jar_path", "producer_stats", "write"]
+__all__ = ["JAR_ENV", "WriteResult", "__version__", "configure", "jar_path", "producer_stats", "write",
+           "write_rdd"]
 
 Builder = TypeVar("Builder")
 

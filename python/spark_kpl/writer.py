@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:
+    from pyspark import RDD
     from pyspark.sql import Column, DataFrame, SparkSession
 
 ColumnLike = Union[str, "Column"]
@@ -68,7 +69,7 @@ def write(
     df: "DataFrame",
     stream: Optional[str],
     *,
-    data: ColumnLike = "data",
+    data: Optional[ColumnLike] = None,
     partition_key: Optional[ColumnLike] = None,
     explicit_hash_key: Optional[ColumnLike] = None,
     target_stream: Optional[ColumnLike] = None,
@@ -76,9 +77,12 @@ def write(
 ) -> WriteResult:
     """Write ``df`` to the Kinesis stream ``stream`` through the KPL, and wait for every record.
 
-    Each column argument takes a column name or a ``Column`` expression. Options are the sink's
-    (``queueLimit``, ``queueLimitBytes``, ...) and the KPL's own properties (``Region``,
-    ``RecordMaxBufferedTime``, ...), in any case; they win over ``spark.kpl.*`` config keys.
+    Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
+    column ``data``. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
+    of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
+    the sink's (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own
+    properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
+    ``spark.kpl.*`` config keys.
 
     Returns once every task has committed, that is once Kinesis acknowledged every record; raises if
     any record finally failed.
@@ -100,13 +104,25 @@ def write(
         raise ValueError(f"stream must be a non-empty stream name or None, got {stream!r}")
     if stream is None and target_stream is None:
         raise ValueError("give a stream, or target_stream naming each row's stream (or both)")
-    arguments = {"data": data, "partition_key": partition_key,
-                 "explicit_hash_key": explicit_hash_key, "target_stream": target_stream}
+    serializes_row = str(options.get("format", "raw")).lower() in ("json", "avro")
+    if serializes_row and data is not None:
+        raise ValueError("data is for format='raw': with format json or avro every column of df is the record")
+    arguments = {"partition_key": partition_key, "explicit_hash_key": explicit_hash_key,
+                 "target_stream": target_stream}
+    if not serializes_row:
+        arguments["data"] = "data" if data is None else data
     columns = [
         _to_column(value, argument).alias(_SINK_COLUMNS[argument])
         for argument, value in arguments.items()
         if value is not None
     ]
+    if serializes_row:
+        taken = {_SINK_COLUMNS[a].lower() for a, v in arguments.items() if v is not None}
+        clashes = [name for name in df.columns if name.lower() in taken]
+        if clashes:
+            raise ValueError(f"df already has the column(s) {clashes}, which the key arguments would add again: "
+                             "rename them, or drop the argument and let the column be the key")
+        columns = [df[name] for name in df.columns] + columns
     java_options: Dict[str, str] = {
         name: _option_value(name, value) for name, value in options.items() if value is not None
     }
@@ -116,6 +132,82 @@ def write(
     jvm = df.sparkSession.sparkContext._jvm
     summary: Mapping[str, Any] = jvm.sparkkpl.spark.PythonApi.write(shaped._jdf, java_options)
     return WriteResult(**{name: int(summary[name]) for name in WriteResult.__dataclass_fields__})
+
+
+Serializer = Callable[[Any], Union[bytes, bytearray, str]]
+
+
+def _to_record_rows(serializer: Optional[Serializer], partition_key: Optional[Callable[[Any], str]]):
+    """The RDD partition function making (data,) or (data, partitionKey) rows; errors name the record.
+
+    Everything it uses is nested here, so that it pickles by value: executors need no spark_kpl.
+    """
+
+    def pass_through(item: Any) -> Union[bytes, bytearray, str]:
+        if isinstance(item, (bytes, bytearray, str)):
+            return item
+        raise TypeError(f"is a {type(item).__name__}; without a serializer only bytes and str pass through: "
+                        "give serializer=, e.g. lambda o: json.dumps(o).encode()")
+
+    serialize = serializer or pass_through
+
+    def rows(partition: int, items: Iterable[Any]) -> Iterator[Tuple[Any, ...]]:
+        for position, item in enumerate(items):
+            where = f"record {position} of RDD partition {partition}"
+            try:
+                data = serialize(item)
+                key = partition_key(item) if partition_key is not None else None
+            except Exception as error:
+                raise ValueError(f"{where}: {error}") from error
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"{where}: the serializer returned {type(data).__name__}, not bytes or str")
+            if partition_key is not None and not isinstance(key, str):
+                raise TypeError(f"{where}: partition_key returned {type(key).__name__}, not str")
+            yield (bytes(data), key) if partition_key is not None else (bytes(data),)
+
+    return rows
+
+
+def write_rdd(
+    rdd: "RDD",
+    stream: str,
+    *,
+    serializer: Optional[Serializer] = None,
+    partition_key: Optional[Callable[[Any], str]] = None,
+    **options: Any,
+) -> WriteResult:
+    """Write an RDD of Python objects to ``stream``: each object becomes one record.
+
+    ``serializer`` turns an object into bytes (or str, sent as UTF-8); without it, bytes and str pass
+    through and anything else is an error naming the record (its position in its RDD partition).
+    ``partition_key`` turns an object into its partition key; without it, keys follow the
+    ``partitioner`` option (random by default). Options as for :func:`write`.
+
+    Examples
+    --------
+    >>> import json
+    >>> events = spark.sparkContext.parallelize([{"user": "ann", "n": 1}, {"user": "bob", "n": 2}])  # doctest: +SKIP
+    >>> spark_kpl.write_rdd(events, "clicks", serializer=lambda e: json.dumps(e).encode(),  # doctest: +SKIP
+    ...                     partition_key=lambda e: e["user"], Region="eu-west-1").records_written
+    2
+    """
+    from pyspark import RDD
+
+    if not isinstance(rdd, RDD):
+        raise TypeError(f"rdd must be a pyspark RDD, got {type(rdd).__name__}")
+    for name, function in (("serializer", serializer), ("partition_key", partition_key)):
+        if function is not None and not callable(function):
+            raise TypeError(f"{name} must be a callable taking one object, got {type(function).__name__}")
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()
+    rows = rdd.mapPartitionsWithIndex(_to_record_rows(serializer, partition_key))
+    if partition_key is None:
+        return write(spark.createDataFrame(rows, "data binary"), stream, **options)
+    frame = spark.createDataFrame(rows, "data binary, partitionKey string")
+    return write(frame, stream, partition_key="partitionKey", **options)
 
 
 def producer_stats(spark: "SparkSession") -> list:

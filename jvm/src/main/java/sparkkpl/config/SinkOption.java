@@ -1,5 +1,6 @@
 package sparkkpl.config;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -38,18 +39,23 @@ public enum SinkOption {
             + "at most " + WriteConfig.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
     NULL_DATA("nullData", "fail",
         "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
-            + "records_skipped)."),
+            + "records_skipped).", "fail", "skip"),
     PARTITIONER("partitioner", null,
         "Where partition keys come from: random (128 random bits), fixed (the Spark partition id) or column "
-            + "(the partitionKey column). Default: column when there is one, else random (or defaultPartition)."),
+            + "(the partitionKey column). Default: column when there is one, else random (or defaultPartition).",
+        "random", "fixed", "column"),
     DEFAULT_PARTITION("defaultPartition", null,
         "A constant partition key: for every record when the rows have no partitionKey column, else for rows "
             + "whose partitionKey is null."),
     RECORD_ID("recordId", "none",
         "none, or prefix: put a 40-byte id before each record's data (write id, batch id, Spark partition, row), "
-            + "the same when a task is retried, so consumers can drop duplicates (spark_kpl.dedup)."),
+            + "the same when a task is retried, so consumers can drop duplicates (spark_kpl.dedup).", "none", "prefix"),
     ALLOW_DUPLICATES("allowDuplicates", "false",
         "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
+    FORMAT("format", "raw",
+        "raw: the data column is the record. json or avro: every column but partitionKey, explicitHashKey and "
+            + "streamName is serialized into the record by Spark's own JSON or Avro writer (as to_json / to_avro).",
+        "raw", "json", "avro"),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 
@@ -58,11 +64,18 @@ public enum SinkOption {
     private final String optionName;
     private final String defaultValue;
     private final String doc;
+    /** The values a choice option takes, lower case; empty for other options. */
+    private final List<String> choices;
 
-    SinkOption(String optionName, String defaultValue, String doc) {
+    SinkOption(String optionName, String defaultValue, String doc, String... choices) {
         this.optionName = optionName;
         this.defaultValue = defaultValue;
         this.doc = doc;
+        this.choices = List.of(choices);
+    }
+
+    public List<String> choices() {
+        return choices;
     }
 
     public String optionName() {

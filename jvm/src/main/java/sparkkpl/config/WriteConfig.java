@@ -90,8 +90,11 @@ public final class WriteConfig implements Serializable {
         positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
         positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
         maxRecordBytes();
-        getChoice(SinkOption.NULL_DATA, "fail", "skip");
-        getChoice(SinkOption.RECORD_ID, "none", "prefix");
+        for (SinkOption option : SinkOption.values()) {
+            if (!option.choices().isEmpty() && get(option).isPresent()) {
+                getChoice(option);
+            }
+        }
         getBoolean(SinkOption.ALLOW_DUPLICATES);
         boolean failOnError = getBoolean(SinkOption.FAIL_ON_ERROR);
         if (failOnError && get(SinkOption.DEAD_LETTER_PATH).isPresent()) {
@@ -122,14 +125,14 @@ public final class WriteConfig implements Serializable {
     }
 
     /**
-     * The option's value, lower-cased, if it is one of {@code allowed}.
+     * A choice option's value, lower-cased.
      *
-     * @throws IllegalArgumentException naming the option, its config key and the allowed values
+     * @throws IllegalArgumentException naming the option, its config key and its choices
      */
-    public String getChoice(SinkOption option, String... allowed) {
+    public String getChoice(SinkOption option) {
         String value = get(option).orElseThrow().trim().toLowerCase(java.util.Locale.ROOT);
-        if (!java.util.Arrays.asList(allowed).contains(value)) {
-            throw invalid(option, "one of " + String.join(", ", allowed), get(option).orElseThrow());
+        if (!option.choices().contains(value)) {
+            throw invalid(option, "one of " + String.join(", ", option.choices()), get(option).orElseThrow());
         }
         return value;
     }

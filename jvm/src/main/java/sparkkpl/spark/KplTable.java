@@ -44,8 +44,9 @@ final class KplTable implements SupportsWrite {
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
         refuseSpeculationUnlessAllowed(config);
-        RowLayout layout = RowLayout.of(info.schema());
-        WritePlan plan = new WritePlan(config, layout, Partitioning.resolve(config, layout), info.queryId(),
+        PayloadFormat format = PayloadFormat.resolve(config, SparkSession.active());
+        RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
+        WritePlan plan = new WritePlan(config, layout, format, Partitioning.resolve(config, layout), info.queryId(),
             deadLetterLocation(config));
         return new WriteBuilder() {
             @Override

@@ -44,7 +44,7 @@ final class Partitioning implements Serializable {
             }
         }
         String partitioner = config.get(SinkOption.PARTITIONER).isPresent()
-            ? config.getChoice(SinkOption.PARTITIONER, "random", "fixed", "column")
+            ? config.getChoice(SinkOption.PARTITIONER)
             : layout.hasPartitionKey() ? "column" : defaultPartition != null ? null : "random";
         if (partitioner == null) {
             return new Partitioning(Source.CONSTANT, defaultPartition);

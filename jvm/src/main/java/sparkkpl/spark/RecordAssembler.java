@@ -16,20 +16,23 @@ final class RecordAssembler {
     /** Null without recordId=prefix. */
     private final RecordIdHeader recordIdHeader;
     private final long batchId;
+    /** Null for the raw format, which takes the data column as it is. */
+    private final PayloadFormat.Serializer serializer;
     private final String defaultStream;
     private final long maxRecordBytes;
     private final boolean skipNullData;
 
     RecordAssembler(WritePlan plan, int sparkPartition, long batchId) {
         WriteConfig config = plan.config();
-        this.recordIdHeader = plan.recordIdHeader();
-        this.batchId = batchId;
         this.layout = plan.layout();
+        this.recordIdHeader = plan.recordIdHeader();
+        this.serializer = plan.format().serializesRow() ? plan.format().newSerializer(layout.payloadSchema()) : null;
+        this.batchId = batchId;
         this.partitioning = plan.partitioning();
         this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
         this.maxRecordBytes = config.maxRecordBytes();
-        this.skipNullData = config.getChoice(SinkOption.NULL_DATA, "fail", "skip").equals("skip");
+        this.skipNullData = config.getChoice(SinkOption.NULL_DATA).equals("skip");
     }
 
     /**
@@ -72,7 +75,7 @@ final class RecordAssembler {
     }
 
     private byte[] data(InternalRow row, long rowNumber) {
-        byte[] data = layout.data(row);
+        byte[] data = serializer != null ? serializer.serialize(layout.payload(row)) : layout.data(row);
         return data == null || recordIdHeader == null ? data
             : recordIdHeader.prefix(data, batchId, sparkPartition, rowNumber);
     }

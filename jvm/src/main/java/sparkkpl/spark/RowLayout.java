@@ -1,8 +1,11 @@
 package sparkkpl.spark;
 
 import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -10,8 +13,9 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Where a record's parts sit in the rows being written, checked once against the schema:
- * {@code data} (binary or string, required), {@code partitionKey}, {@code explicitHashKey} and
- * {@code streamName} (strings, optional). Column names match case-insensitively, like Spark's.
+ * {@code partitionKey}, {@code explicitHashKey} and {@code streamName} (strings, optional), and the
+ * payload: the {@code data} column (binary or string, required), or with a serializing format every
+ * other column. Column names match case-insensitively, like Spark's.
  */
 final class RowLayout implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -21,53 +25,76 @@ final class RowLayout implements Serializable {
     static final String STREAM_NAME = "streamName";
     private static final int ABSENT = -1;
 
+    /** The data column; ABSENT when the payload is serialized from {@link #payloadOrdinals}. */
     private final int data;
     private final boolean dataIsString;
     private final int partitionKey;
     private final int explicitHashKey;
     private final int streamName;
+    private final int[] payloadOrdinals;
+    private final StructType payloadSchema;
 
-    private RowLayout(int data, boolean dataIsString, int partitionKey, int explicitHashKey, int streamName) {
+    private RowLayout(int data, boolean dataIsString, int partitionKey, int explicitHashKey, int streamName,
+                      int[] payloadOrdinals, StructType payloadSchema) {
         this.data = data;
         this.dataIsString = dataIsString;
         this.partitionKey = partitionKey;
         this.explicitHashKey = explicitHashKey;
         this.streamName = streamName;
+        this.payloadOrdinals = payloadOrdinals;
+        this.payloadSchema = payloadSchema;
     }
 
-    /** @throws IllegalArgumentException naming the column that is missing, unknown or of the wrong type */
-    static RowLayout of(StructType schema) {
+    /**
+     * @param serializesRow whether every column other than the keys and stream is the payload
+     * @throws IllegalArgumentException naming the column that is missing, unknown or of the wrong type
+     */
+    static RowLayout of(StructType schema, boolean serializesRow) {
         int data = ABSENT;
         int partitionKey = ABSENT;
         int explicitHashKey = ABSENT;
         int streamName = ABSENT;
+        List<Integer> payload = new ArrayList<>();
         StructField[] fields = schema.fields();
         for (int i = 0; i < fields.length; i++) {
             String name = fields[i].name().toLowerCase(Locale.ROOT);
-            DataType type = fields[i].dataType();
-            if (name.equals(DATA.toLowerCase(Locale.ROOT))) {
-                if (!type.equals(DataTypes.BinaryType) && !type.equals(DataTypes.StringType)) {
-                    throw wrongType(fields[i], "binary or string");
-                }
-                data = i;
-            } else if (name.equals(PARTITION_KEY.toLowerCase(Locale.ROOT))) {
+            if (name.equals(PARTITION_KEY.toLowerCase(Locale.ROOT))) {
                 partitionKey = stringColumn(fields[i], i);
             } else if (name.equals(EXPLICIT_HASH_KEY.toLowerCase(Locale.ROOT))) {
                 explicitHashKey = stringColumn(fields[i], i);
             } else if (name.equals(STREAM_NAME.toLowerCase(Locale.ROOT))) {
                 streamName = stringColumn(fields[i], i);
+            } else if (serializesRow) {
+                payload.add(i);
+            } else if (name.equals(DATA.toLowerCase(Locale.ROOT))) {
+                DataType type = fields[i].dataType();
+                if (!type.equals(DataTypes.BinaryType) && !type.equals(DataTypes.StringType)) {
+                    throw wrongType(fields[i], "binary or string");
+                }
+                data = i;
             } else {
                 throw new IllegalArgumentException("The kpl sink does not know column '" + fields[i].name()
                     + "'. It writes the columns " + DATA + " (binary or string, required), " + PARTITION_KEY
-                    + ", " + EXPLICIT_HASH_KEY + " and " + STREAM_NAME + " (strings); select or rename to these.");
+                    + ", " + EXPLICIT_HASH_KEY + " and " + STREAM_NAME + " (strings); select or rename to these, or "
+                    + "set the option format to json or avro to send the other columns as the record.");
             }
+        }
+        if (serializesRow) {
+            if (payload.isEmpty()) {
+                throw new IllegalArgumentException("The kpl sink has no column to serialize: every column of "
+                    + schema.simpleString() + " is a key or the stream name");
+            }
+            StructType payloadSchema = new StructType(payload.stream().map(i -> fields[i]).toArray(StructField[]::new));
+            return new RowLayout(ABSENT, false, partitionKey, explicitHashKey, streamName,
+                payload.stream().mapToInt(Integer::intValue).toArray(), payloadSchema);
         }
         if (data == ABSENT) {
             throw new IllegalArgumentException("The kpl sink needs a column '" + DATA
-                + "' (binary or string) holding each record's payload; the DataFrame has " + schema.simpleString());
+                + "' (binary or string) holding each record's payload, or the option format=json|avro; the "
+                + "DataFrame has " + schema.simpleString());
         }
         return new RowLayout(data, fields[data].dataType().equals(DataTypes.StringType), partitionKey,
-            explicitHashKey, streamName);
+            explicitHashKey, streamName, null, null);
     }
 
     private static int stringColumn(StructField field, int ordinal) {
@@ -91,7 +118,21 @@ final class RowLayout implements Serializable {
     }
 
     boolean dataIsNull(InternalRow row) {
-        return row.isNullAt(data);
+        return data != ABSENT && row.isNullAt(data);
+    }
+
+    /** The columns a serializing format writes; null for the raw format. */
+    StructType payloadSchema() {
+        return payloadSchema;
+    }
+
+    /** The row's payload columns, as a row of {@link #payloadSchema()}. */
+    InternalRow payload(InternalRow row) {
+        Object[] values = new Object[payloadOrdinals.length];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = row.get(payloadOrdinals[i], payloadSchema.fields()[i].dataType());
+        }
+        return new GenericInternalRow(values);
     }
 
     String partitionKey(InternalRow row) {

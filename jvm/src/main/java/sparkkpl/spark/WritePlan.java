@@ -11,12 +11,12 @@ import sparkkpl.config.WriteConfig;
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
  */
-record WritePlan(WriteConfig config, RowLayout layout, Partitioning partitioning, String writeId,
-                 DeadLetterFile.Location deadLetters) implements Serializable {
+record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
+                 String writeId, DeadLetterFile.Location deadLetters) implements Serializable {
 
     /** The recordId=prefix header maker, or null without one. */
     RecordIdHeader recordIdHeader() {
-        return config.getChoice(SinkOption.RECORD_ID, "none", "prefix").equals("prefix")
+        return config.getChoice(SinkOption.RECORD_ID).equals("prefix")
             ? new RecordIdHeader(writeId) : null;
     }
 

@@ -1,0 +1,126 @@
+package sparkkpl.spark;
+
+import java.io.ByteArrayOutputStream;
+import java.io.CharArrayWriter;
+import java.io.IOException;
+import java.io.Serializable;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericDatumWriter;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.json.JSONOptions;
+import org.apache.spark.sql.catalyst.json.JacksonGenerator;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import sparkkpl.config.SinkOption;
+import sparkkpl.config.WriteConfig;
+
+/**
+ * How a record's data is made: {@code raw} takes the {@code data} column; {@code json} and
+ * {@code avro} serialize every other column of the row with Spark's own writers (those behind
+ * {@code to_json} and {@code to_avro}), so the payload matches what Spark produces elsewhere.
+ */
+final class PayloadFormat implements Serializable {
+    private static final long serialVersionUID = 1L;
+    static final String RAW = "raw";
+    static final String JSON = "json";
+    static final String AVRO = "avro";
+    /** spark-avro's classes, absent from Spark's default classpath; reached by reflection. */
+    private static final String AVRO_SERIALIZER = "org.apache.spark.sql.avro.AvroSerializer";
+    private static final String AVRO_SCHEMA_CONVERTERS = "org.apache.spark.sql.avro.SchemaConverters$";
+    /** The record name Spark's to_avro gives the top-level record. */
+    private static final String AVRO_RECORD_NAME = "topLevelRecord";
+
+    private final String name;
+    private final String timeZoneId;
+
+    private PayloadFormat(String name, String timeZoneId) {
+        this.name = name;
+        this.timeZoneId = timeZoneId;
+    }
+
+    /**
+     * JSON writes timestamps in the session's time zone, as to_json does.
+     *
+     * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
+     */
+    static PayloadFormat resolve(WriteConfig config, SparkSession session) {
+        String name = config.getChoice(SinkOption.FORMAT);
+        if (name.equals(AVRO) && !avroModulePresent()) {
+            throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
+                + "add org.apache.spark:spark-avro_2.13:" + session.version()
+                + " (spark-submit --packages, or the spark.jars.packages config)");
+        }
+        return new PayloadFormat(name, session.conf().get("spark.sql.session.timeZone"));
+    }
+
+    private static boolean avroModulePresent() {
+        try {
+            Class.forName(AVRO_SERIALIZER, false, Thread.currentThread().getContextClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    /** Whether the whole row (less the key and stream columns) is the payload, rather than a data column. */
+    boolean serializesRow() {
+        return !name.equals(RAW);
+    }
+
+    /** Turns a payload row into bytes; one per task, not thread-safe. */
+    interface Serializer {
+        byte[] serialize(InternalRow payload);
+    }
+
+    Serializer newSerializer(StructType payloadSchema) {
+        return name.equals(JSON) ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
+    }
+
+    private Serializer jsonSerializer(StructType schema) {
+        CharArrayWriter buffer = new CharArrayWriter();
+        JacksonGenerator generator = new JacksonGenerator(schema, buffer,
+            new JSONOptions(scala.collection.immutable.Map$.MODULE$.<String, String>empty(), timeZoneId, ""));
+        return payload -> {
+            buffer.reset();
+            generator.write(payload);
+            generator.flush();
+            return buffer.toString().getBytes(StandardCharsets.UTF_8);
+        };
+    }
+
+    /** As Spark's CatalystDataToAvro (to_avro): the row as an Avro datum, in Avro's binary encoding. */
+    private static Serializer avroSerializer(StructType schema) {
+        try {
+            Object converters = Class.forName(AVRO_SCHEMA_CONVERTERS).getField("MODULE$").get(null);
+            Schema avroSchema = (Schema) converters.getClass()
+                .getMethod("toAvroType", DataType.class, boolean.class, String.class, String.class)
+                .invoke(converters, schema, false, AVRO_RECORD_NAME, "");
+            Class<?> serializerClass = Class.forName(AVRO_SERIALIZER);
+            Object serializer = serializerClass.getConstructor(DataType.class, Schema.class, boolean.class)
+                .newInstance(schema, avroSchema, false);
+            Method serialize = serializerClass.getMethod("serialize", Object.class);
+            GenericDatumWriter<Object> writer = new GenericDatumWriter<>(avroSchema);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            BinaryEncoder[] encoder = {null};
+            return payload -> {
+                out.reset();
+                encoder[0] = EncoderFactory.get().directBinaryEncoder(out, encoder[0]);
+                try {
+                    writer.write(serialize.invoke(serializer, payload), encoder[0]);
+                    encoder[0].flush();
+                } catch (IOException | IllegalAccessException | InvocationTargetException e) {
+                    throw new IllegalStateException("Avro serialization failed: " + e, e);
+                }
+                return out.toByteArray();
+            };
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Spark's Avro module does not have the classes format=avro uses: " + e, e);
+        }
+    }
+}
