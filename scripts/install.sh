@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian machine, and nothing twice:
-# JDK 17, Gradle, Node.js (Debian), a Python venv in .venv (PyPI, pinned), kinesis-local in .tools (npm, pinned).
+# JDK 17, Gradle, Node.js (Debian), Python venvs for Spark 4.1 (.venv) and 3.5 (.venv-spark35) (PyPI,
+# pinned), kinesis-local in .tools (npm, pinned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,15 +21,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [ ! -x .venv/bin/python ]; then
-  echo "install: Python venv in .venv"
-  python3 -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-dev.txt
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e python
+# One venv per Spark line the jar supports; the package is installed editable into both.
+install_venv() {
+  local venv="$1" requirements="$2"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "install: Python venv in $venv"
+    python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e python
+}
+install_venv .venv python/requirements-dev.txt
+install_venv .venv-spark35 python/requirements-spark35.txt
 
-if [ ! -f ".tools/node_modules/kinesis-local/package.json" ] \
-   || ! grep -q "\"version\": \"$KINESIS_LOCAL_VERSION\"" .tools/node_modules/kinesis-local/package.json; then
+installed_version() {
+  node -p 'require("./.tools/node_modules/kinesis-local/package.json").version' 2>/dev/null || true
+}
+if [ "$(installed_version)" != "$KINESIS_LOCAL_VERSION" ]; then
   echo "install: kinesis-local $KINESIS_LOCAL_VERSION in .tools"
   npm install --silent --prefix .tools --no-audit --no-fund --save-exact "kinesis-local@$KINESIS_LOCAL_VERSION" >/dev/null
 fi

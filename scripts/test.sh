@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # The whole suite: installs what it needs, builds the jar, runs the JVM unit tests, then pytest
-# (end to end against the embedded Kinesis, the real KPL and real Spark). Extra arguments go to pytest.
+# end to end on Spark 4.1 (.venv), then every test that runs Spark again on Spark 3.5
+# (.venv-spark35): one jar serves both lines. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
 scripts/build.sh shadedJar test
+
+run_pytest() {
+  local label="$1" status=0
+  shift
+  echo "== pytest on $label"
+  "$@" || status=$?
+  if [ "$status" -eq 5 ]; then
+    echo "test.sh: pytest collected no tests on $label; that is a failure here" >&2
+    return 1
+  fi
+  return "$status"
+}
+
 status=0
-.venv/bin/python -m pytest tests "$@" || status=$?
-if [ "$status" -eq 5 ]; then
-  echo "test.sh: pytest collected no tests; that is a failure here" >&2
-  exit 1
-fi
+run_pytest "Spark 4.1" .venv/bin/python -m pytest tests "$@" || status=1
+run_pytest "Spark 3.5" .venv-spark35/bin/python -m pytest tests -m uses_spark "$@" || status=1
 exit "$status"

@@ -26,6 +26,19 @@ TEST_SPARK_CONF: Dict[str, str] = {
 
 _stream_numbers = itertools.count()
 
+#: Tests using these run on both Spark lines (scripts/test.sh selects them with -m uses_spark).
+_SPARK_FIXTURES = {"spark", "cluster", "cluster_spark"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "uses_spark: runs Spark; scripts/test.sh repeats it on Spark 3.5")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    for item in items:
+        if _SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.uses_spark)
+
 
 @pytest.fixture(scope="session")
 def kinesis() -> Iterator[LocalKinesis]:
