@@ -56,6 +56,9 @@ public enum SinkOption {
         "raw: the data column is the record. json or avro: every column but partitionKey, explicitHashKey and "
             + "streamName is serialized into the record by Spark's own JSON or Avro writer (as to_json / to_avro).",
         "raw", "json", "avro"),
+    CHECKPOINT_LOCATION("checkpointLocation", null,
+        "Structured Streaming: the query's checkpoint, passed on by Spark from writeStream's option; the sink "
+            + "keeps its last delivered micro-batch under it, so a batch Spark replays after a restart is not re-sent."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 

@@ -36,7 +36,8 @@ final class KplTable implements SupportsWrite {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);
+        return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.STREAMING_WRITE,
+            TableCapability.ACCEPT_ANY_SCHEMA);
     }
 
     /** Runs on the driver: options and config keys are resolved and checked here, before any task. */

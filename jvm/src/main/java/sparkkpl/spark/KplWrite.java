@@ -1,19 +1,28 @@
 package sparkkpl.spark;
 
+import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 
-/** One batch write: tasks send records through their executor's producer; the driver adds up what they report. */
+/**
+ * One write: as a batch, tasks send records through their executor's producer and the driver adds up
+ * what they report; as a stream, {@link KplStreamingWrite} does the same per micro-batch.
+ */
 final class KplWrite implements Write, BatchWrite {
     private static final Logger LOG = LoggerFactory.getLogger(KplWrite.class);
+
+    private static final String COMMITTED_BATCHES_DIR = "kpl-sink";
+    private static final String DEFAULT_CHECKPOINT_ROOT = "spark.sql.streaming.checkpointLocation";
 
     private final WritePlan plan;
     private final WriteConfig config;
@@ -35,7 +44,34 @@ final class KplWrite implements Write, BatchWrite {
 
     @Override
     public BatchWrite toBatch() {
+        if (config.get(SinkOption.CHECKPOINT_LOCATION).isPresent()) {
+            throw new IllegalArgumentException("Option '" + SinkOption.CHECKPOINT_LOCATION.optionName() + "' is for "
+                + "df.writeStream; a batch write (df.write) has no checkpoint");
+        }
         return this;
+    }
+
+    @Override
+    public StreamingWrite toStreaming() {
+        return new KplStreamingWrite(plan, new CommittedBatches(committedBatchesDirectory(),
+            SparkSession.active().sparkContext().hadoopConfiguration()));
+    }
+
+    /**
+     * Under the query's checkpoint: the checkpointLocation option Spark passes on, else under the
+     * session's default checkpoint root, named by the query id, which the checkpoint keeps.
+     */
+    private String committedBatchesDirectory() {
+        Optional<String> checkpoint = config.get(SinkOption.CHECKPOINT_LOCATION);
+        if (checkpoint.isPresent()) {
+            return checkpoint.get() + "/" + COMMITTED_BATCHES_DIR;
+        }
+        scala.Option<String> root = SparkSession.active().conf().getOption(DEFAULT_CHECKPOINT_ROOT);
+        if (root.isEmpty()) {
+            throw new IllegalArgumentException("The kpl sink keeps its committed micro-batches under the query's "
+                + "checkpoint: set .option(\"checkpointLocation\", ...) on writeStream, or " + DEFAULT_CHECKPOINT_ROOT);
+        }
+        return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.writeId();
     }
 
     @Override
@@ -46,10 +82,7 @@ final class KplWrite implements Write, BatchWrite {
     /** Every task has committed, so every record they added was acknowledged by Kinesis. */
     @Override
     public void commit(WriterCommitMessage[] messages) {
-        WriteSummary total = WriteSummary.EMPTY;
-        for (WriterCommitMessage message : messages) {
-            total = total.plus((WriteSummary) message);
-        }
+        WriteSummary total = WriteSummary.sum(messages);
         LOG.info("Kinesis write committed: {}", total.toMap());
         WriteSummary result = total;
         config.get(SinkOption.WRITE_ID).ifPresent(id -> WriteResults.publish(id, result));

@@ -10,7 +10,7 @@ public final class SparkUiMetrics {
     private SparkUiMetrics() {}
 
     static CustomMetric[] all() {
-        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(),
+        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
             new BytesWritten(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
@@ -58,6 +58,12 @@ public final class SparkUiMetrics {
     public static final class RecordsSkipped extends UiMetric {
         public RecordsSkipped() {
             super(WriteMetric.RECORDS_SKIPPED);
+        }
+    }
+
+    public static final class RecordsReplayed extends UiMetric {
+        public RecordsReplayed() {
+            super(WriteMetric.RECORDS_REPLAYED);
         }
     }
 

@@ -33,6 +33,23 @@ public final class WriteSummary implements WriterCommitMessage {
         return new WriteSummary(values);
     }
 
+    /** A task of a micro-batch already delivered before a restart: its rows, not sent again. */
+    static WriteSummary ofReplayedRows(long rows) {
+        long[] values = new long[WriteMetric.values().length];
+        values[WriteMetric.RECORDS_REPLAYED.ordinal()] = rows;
+        values[WriteMetric.TASKS.ordinal()] = 1;
+        return new WriteSummary(values);
+    }
+
+    /** The figures of every task's commit message added up. */
+    static WriteSummary sum(WriterCommitMessage[] messages) {
+        WriteSummary total = EMPTY;
+        for (WriterCommitMessage message : messages) {
+            total = total.plus((WriteSummary) message);
+        }
+        return total;
+    }
+
     WriteSummary plus(WriteSummary other) {
         long[] sum = new long[values.length];
         for (WriteMetric metric : WriteMetric.values()) {

@@ -1,0 +1,101 @@
+package sparkkpl.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Structured Streaming query's writes, micro-batch by micro-batch. Each task commits once Kinesis
+ * acknowledged its records (the counterpart of Flink's flush at a checkpoint); the driver then
+ * records the batch in {@link CommittedBatches}, and a batch Spark runs again after a restart that
+ * is already there is not sent again.
+ */
+final class KplStreamingWrite implements StreamingWrite {
+    private static final Logger LOG = LoggerFactory.getLogger(KplStreamingWrite.class);
+
+    private final WritePlan plan;
+    private final CommittedBatches committed;
+
+    KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
+        this.plan = plan;
+        this.committed = committed;
+    }
+
+    /** Called for each micro-batch, so it reads the last committed batch afresh. */
+    @Override
+    public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+        try {
+            return new Factory(plan, committed.last());
+        } catch (IOException e) {
+            throw new UncheckedIOException("Reading the kpl sink's committed batches in " + committed.directory(), e);
+        }
+    }
+
+    @Override
+    public boolean useCommitCoordinator() {
+        return true;
+    }
+
+    @Override
+    public void commit(long batchId, WriterCommitMessage[] messages) {
+        WriteSummary total = WriteSummary.sum(messages);
+        try {
+            if (batchId > committed.last()) {
+                committed.commit(batchId);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("Recording micro-batch " + batchId + " as committed in "
+                + committed.directory(), e);
+        }
+        LOG.info("Kinesis micro-batch {} committed: {}", batchId, total.toMap());
+    }
+
+    @Override
+    public void abort(long batchId, WriterCommitMessage[] messages) {
+        LOG.warn("Kinesis micro-batch {} aborted; records its committed tasks sent remain in the stream", batchId);
+    }
+
+    private static final class Factory implements StreamingDataWriterFactory {
+        private static final long serialVersionUID = 1L;
+        private final WritePlan plan;
+        private final long lastCommitted;
+
+        Factory(WritePlan plan, long lastCommitted) {
+            this.plan = plan;
+            this.lastCommitted = lastCommitted;
+        }
+
+        @Override
+        public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long batchId) {
+            return batchId <= lastCommitted ? new ReplayedBatchWriter() : plan.newWriter(partitionId, taskId, batchId);
+        }
+    }
+
+    /** Counts the rows of a batch the sink already delivered before a restart, and sends none. */
+    private static final class ReplayedBatchWriter implements DataWriter<InternalRow> {
+        private long rows;
+
+        @Override
+        public void write(InternalRow row) {
+            rows++;
+        }
+
+        @Override
+        public WriterCommitMessage commit() {
+            return WriteSummary.ofReplayedRows(rows);
+        }
+
+        @Override
+        public void abort() {}
+
+        @Override
+        public void close() {}
+    }
+}

@@ -1,0 +1,68 @@
+"""Structured Streaming: df.writeStream.format("kpl") over several micro-batches, read back exactly
+once, and a restart after a crash between the sink's commit and Spark's commit log: the batch Spark
+runs again is not re-sent."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from pyspark.errors import IllegalArgumentException
+from pyspark.sql import functions as F
+
+from spark_kpl import dedup
+
+
+def add_file(folder, number, rows=10):
+    """One JSON file of ``rows`` events: one micro-batch with maxFilesPerTrigger=1."""
+    temporary = os.path.join(folder, f".part-{number}.tmp")
+    with open(temporary, "w") as out:
+        for i in range(rows):
+            out.write(json.dumps({"data": f"file-{number}-row-{i}"}) + "\n")
+    os.rename(temporary, os.path.join(folder, f"part-{number}.json"))
+
+
+def run_until_caught_up(spark, source, checkpoint, stream, kinesis):
+    query = (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(source)
+             .writeStream.format("kpl").option("checkpointLocation", checkpoint).option("streamName", stream)
+             .option("recordId", "prefix").options(**kinesis.kpl_options())
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert query.exception() is None
+    return query
+
+
+def expected(files, rows=10):
+    return sorted(f"file-{n}-row-{i}".encode() for n in files for i in range(rows))
+
+
+def test_micro_batches_arrive_exactly_once_and_a_replayed_batch_is_not_resent(spark, kinesis, stream, tmp_path):
+    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
+    os.makedirs(source)
+    for number in range(3):
+        add_file(source, number)
+    query = run_until_caught_up(spark, source, checkpoint, stream, kinesis)
+    assert [p["batchId"] for p in query.recentProgress if p["numInputRows"]] == [0, 1, 2]
+    records = kinesis.read_records(stream)
+    assert sorted(dedup.strip(r.data) for r in records) == expected(range(3))
+    assert {dedup.record_id(r.data).batch_id for r in records} == {0, 1, 2}
+
+    # A crash after the sink committed batch 2 but before Spark wrote it to its commit log.
+    for name in ("2", ".2.crc"):  # the entry and the checksum Hadoop's local file system keeps beside it
+        os.remove(os.path.join(checkpoint, "commits", name))
+    add_file(source, 3)
+    query = run_until_caught_up(spark, source, checkpoint, stream, kinesis)
+    replayed = [p for p in query.recentProgress if p["batchId"] == 2]
+    assert replayed and replayed[0]["numInputRows"] == 10, "Spark should have run batch 2 again"
+    records = kinesis.read_records(stream)
+    assert sorted(dedup.strip(r.data) for r in records) == expected(range(4))
+    # The query id, and so the write id of every record id, survives the restart.
+    assert len({dedup.record_id(r.data).write_id for r in records}) == 1
+
+
+def test_checkpoint_location_is_refused_for_a_batch_write(spark, kinesis, stream, tmp_path):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(IllegalArgumentException, match="'checkpointLocation' is for df.writeStream"):
+        rows.write.format("kpl").option("streamName", stream).option("checkpointLocation", str(tmp_path)) \
+            .options(**kinesis.kpl_options()).mode("append").save()
