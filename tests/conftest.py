@@ -5,6 +5,10 @@ JVM and KPL daemon it starts) unable to reach the EC2 metadata address."""
 from __future__ import annotations
 
 import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Dict, Iterator
 
 import pytest
@@ -14,6 +18,17 @@ from spark_kpl.testing._env import apply_loopback_env
 apply_loopback_env()
 
 import spark_kpl  # noqa: E402
+
+
+def _snapshot_jar() -> None:
+    """Run the whole session on a copy of the jar, so a rebuild meanwhile cannot change it mid-run."""
+    snapshot = Path(tempfile.mkdtemp(prefix="spark-kpl-jar-")) / spark_kpl.jar_path().name
+    shutil.copyfile(spark_kpl.jar_path(), snapshot)
+    os.environ[spark_kpl.JAR_ENV] = str(snapshot)
+
+
+_snapshot_jar()
+
 from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
 from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
 
