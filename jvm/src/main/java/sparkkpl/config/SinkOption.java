@@ -59,6 +59,16 @@ public enum SinkOption {
     CHECKPOINT_LOCATION("checkpointLocation", null,
         "Structured Streaming: the query's checkpoint, passed on by Spark from writeStream's option; the sink "
             + "keeps its last delivered micro-batch under it, so a batch Spark replays after a restart is not re-sent."),
+    AWS_ACCESS_KEY_ID("awsAccessKeyId", null,
+        "Static credentials: the access key id (with awsSecretAccessKey). Never logged nor shown."),
+    AWS_SECRET_ACCESS_KEY("awsSecretAccessKey", null, "Static credentials: the secret access key. Never logged nor shown."),
+    AWS_SESSION_TOKEN("awsSessionToken", null, "Static credentials: a session token, for temporary keys. Never logged nor shown."),
+    AWS_PROFILE("awsProfile", null, "A profile of the AWS credentials/config files, instead of static keys."),
+    AWS_ROLE_ARN("awsRoleArn", null,
+        "A role to assume through STS, with the static keys, the profile or else the default chain."),
+    AWS_ROLE_SESSION_NAME("awsRoleSessionName", "spark-kpl", "The session name when assuming awsRoleArn."),
+    AWS_STS_ENDPOINT("awsStsEndpoint", null,
+        "The STS endpoint URI when assuming awsRoleArn (default: STS of the KPL's Region)."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
     WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
 
@@ -95,6 +105,11 @@ public enum SinkOption {
 
     public String doc() {
         return doc;
+    }
+
+    /** Credentials: masked wherever a configuration is shown or logged. */
+    public boolean isSecret() {
+        return this == AWS_ACCESS_KEY_ID || this == AWS_SECRET_ACCESS_KEY || this == AWS_SESSION_TOKEN;
     }
 
     public boolean isInternal() {

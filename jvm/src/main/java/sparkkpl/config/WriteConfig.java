@@ -20,6 +20,7 @@ public final class WriteConfig implements Serializable {
     /** ... and no less than 64 bytes. */
     private static final long KPL_MIN_RECORD_BYTES = 64;
     private static final String KPL_MAX_RECORD_SIZE = "MaxUserRecordSize";
+    private static final String MASK = "***";
 
     private final EnumMap<SinkOption, String> sinkOptions;
     /** Canonical KPL property name to value; also the producer's identity on an executor. */
@@ -102,7 +103,13 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
+        AwsCredentials.validate(this);
         kplConfiguration();
+    }
+
+    /** Whether the option was given (as an option or config key), as opposed to defaulted. */
+    boolean hasValue(SinkOption option) {
+        return sinkOptions.containsKey(option);
     }
 
     /** @throws IllegalArgumentException naming the option and its config key unless true or false */
@@ -176,7 +183,10 @@ public final class WriteConfig implements Serializable {
     public Map<String, String> producerIdentity() {
         Map<String, String> identity = new TreeMap<>(kplProperties);
         for (SinkOption option : new SinkOption[] {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
-                SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS}) {
+                SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
+                SinkOption.AWS_ACCESS_KEY_ID, SinkOption.AWS_SECRET_ACCESS_KEY, SinkOption.AWS_SESSION_TOKEN,
+                SinkOption.AWS_PROFILE, SinkOption.AWS_ROLE_ARN, SinkOption.AWS_ROLE_SESSION_NAME,
+                SinkOption.AWS_STS_ENDPOINT}) {
             get(option).ifPresent(value -> identity.put(option.confKey(), value));
         }
         return Collections.unmodifiableMap(identity);
@@ -190,8 +200,10 @@ public final class WriteConfig implements Serializable {
     /** Secrets are masked: this string reaches logs and the Spark UI. */
     @Override
     public String toString() {
-        Map<String, String> shown = new TreeMap<>();
-        kplProperties.forEach((k, v) -> shown.put(k, KplProperties.isSecret(k) ? "***" : v));
-        return "WriteConfig{sink=" + sinkOptions + ", kpl=" + shown + "}";
+        Map<String, String> sink = new TreeMap<>();
+        sinkOptions.forEach((option, v) -> sink.put(option.optionName(), option.isSecret() ? MASK : v));
+        Map<String, String> kpl = new TreeMap<>();
+        kplProperties.forEach((k, v) -> kpl.put(k, KplProperties.isSecret(k) ? MASK : v));
+        return "WriteConfig{sink=" + sink + ", kpl=" + kpl + "}";
     }
 }

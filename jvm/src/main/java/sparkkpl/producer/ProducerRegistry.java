@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.KinesisProducer;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.config.AwsCredentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.natives.NativeDaemon;
@@ -96,6 +97,7 @@ public final class ProducerRegistry {
         if (kplConfig.getUserRecordTimeoutInMillis() == 0) {
             kplConfig.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kplConfig));
         }
+        AwsCredentials.provider(config).ifPresent(kplConfig::setCredentialsProvider);
         LOG.info("Starting a KPL producer for {}", config);
         return new SharedProducer(new KinesisProducer(kplConfig),
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),

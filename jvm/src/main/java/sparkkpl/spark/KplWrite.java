@@ -32,9 +32,15 @@ final class KplWrite implements Write, BatchWrite {
         this.config = plan.config();
     }
 
+    /** Secrets masked (WriteConfig.toString); shown in the plan, so in the Spark UI's SQL tab. */
     @Override
     public String description() {
         return "Kinesis (KPL) " + config;
+    }
+
+    @Override
+    public String toString() {
+        return description();
     }
 
     @Override

@@ -1,0 +1,115 @@
+package sparkkpl.config;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.assertThrows;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.Test;
+import software.amazon.awssdk.auth.credentials.AwsCredentials;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
+
+public class WriteConfigTest {
+    private static WriteConfig resolve(String... keysAndValues) {
+        Map<String, String> options = new HashMap<>();
+        options.put("Region", "us-east-1");
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            options.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return WriteConfig.resolve(Map.of(), options);
+    }
+
+    private static String errorOf(String... keysAndValues) {
+        return assertThrows(IllegalArgumentException.class, () -> resolve(keysAndValues)).getMessage();
+    }
+
+    private static void assertContains(String message, String... parts) {
+        for (String part : parts) {
+            assertTrue("'" + message + "' should contain '" + part + "'", message.contains(part));
+        }
+    }
+
+    @Test
+    public void badKplValuesNameThePropertyAndTheAllowedRange() {
+        assertContains(errorOf("RecordMaxBufferedTime", "-5"), "KPL property 'RecordMaxBufferedTime'",
+            "must be between 0 and 9223372036854775807");
+        assertContains(errorOf("MetricsLevel", "loud"), "KPL property 'MetricsLevel'", "none|summary|detailed");
+        assertContains(errorOf("RecordTtl", "10"), "KPL property 'RecordTtl'", "between 100 and");
+        assertContains(errorOf("MaxConnections", "many"), "KPL property 'MaxConnections'", "expected a whole number");
+        assertContains(errorOf("aggregationenabled", "perhaps"), "KPL property 'AggregationEnabled'", "true or false");
+    }
+
+    @Test
+    public void staticKeysMakeAStaticProviderWithASessionToken() {
+        WriteConfig config = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
+            "awsSessionToken", "t0ken");
+        var provider = sparkkpl.config.AwsCredentials.provider(config).orElseThrow();
+        assertTrue(provider instanceof StaticCredentialsProvider);
+        AwsCredentials credentials = provider.resolveCredentials();
+        assertEquals("AKIDEXAMPLE", credentials.accessKeyId());
+        assertEquals("t0ken", ((AwsSessionCredentials) credentials).sessionToken());
+    }
+
+    @Test
+    public void noCredentialOptionsLeaveTheKplDefaultChain() {
+        assertFalse(sparkkpl.config.AwsCredentials.provider(resolve()).isPresent());
+    }
+
+    @Test
+    public void aRoleArnAssumesTheRoleThroughSts() {
+        WriteConfig config = resolve("awsRoleArn", "arn:aws:iam::123456789012:role/writer",
+            "awsRoleSessionName", "nightly", "awsStsEndpoint", "https://127.0.0.1:1");
+        assertTrue(sparkkpl.config.AwsCredentials.provider(config).orElseThrow()
+            instanceof StsAssumeRoleCredentialsProvider);
+    }
+
+    @Test
+    public void aProfileThatExistsMakesAProfileProvider() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("credentials", "");
+        java.nio.file.Files.writeString(file, "[writer]\naws_access_key_id = A\naws_secret_access_key = B\n");
+        String previous = System.getProperty("aws.sharedCredentialsFile");
+        System.setProperty("aws.sharedCredentialsFile", file.toString());
+        try {
+            assertTrue(sparkkpl.config.AwsCredentials.provider(resolve("awsProfile", "writer")).orElseThrow()
+                instanceof ProfileCredentialsProvider);
+        } finally {
+            if (previous == null) {
+                System.clearProperty("aws.sharedCredentialsFile");
+            } else {
+                System.setProperty("aws.sharedCredentialsFile", previous);
+            }
+            java.nio.file.Files.delete(file);
+        }
+    }
+
+    @Test
+    public void credentialMistakesAreErrorsNamingTheOption() {
+        assertContains(errorOf("awsProfile", "no-such-profile-here"), "'awsProfile' (spark.kpl.awsProfile)",
+            "no profile 'no-such-profile-here'");
+        assertContains(errorOf("awsAccessKeyId", "A"), "only 'awsAccessKeyId' is set");
+        assertContains(errorOf("awsSessionToken", "T"), "'awsSessionToken' needs awsAccessKeyId");
+        assertContains(errorOf("awsRoleSessionName", "x"), "'awsRoleSessionName' would be ignored");
+        assertContains(errorOf("awsRoleArn", "arn:aws:iam::1:role/r", "awsStsEndpoint", "not a uri"),
+            "'awsStsEndpoint' (spark.kpl.awsStsEndpoint)");
+    }
+
+    @Test
+    public void secretsAreMaskedWhereTheConfigIsShown() {
+        String shown = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value").toString();
+        assertFalse(shown, shown.contains("s3cr3t-value"));
+        assertFalse(shown, shown.contains("AKIDEXAMPLE"));
+        assertContains(shown, "awsSecretAccessKey=***");
+    }
+
+    @Test
+    public void choicesAndBooleansNameTheOptionAndTheirValues() {
+        assertContains(errorOf("recordId", "uuid"), "'recordId' (spark.kpl.recordId): expected one of none, prefix");
+        assertContains(errorOf("allowDuplicates", "yes"), "'allowDuplicates' (spark.kpl.allowDuplicates): expected "
+            + "true or false");
+    }
+}

@@ -1,0 +1,51 @@
+"""Credentials: static keys end to end (kinesis-mock accepts any), a clear error for a profile that
+does not exist, and secrets never shown in the plan, the write's description or the logs. (Role
+ARNs cannot reach STS from here: the JVM test WriteConfigTest checks the provider they build.)"""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.errors import IllegalArgumentException
+from pyspark.sql import functions as F
+
+import spark_kpl
+from test_api_failures import jvm_log  # noqa: F401  (a fixture)
+
+SECRET = "never-shown-9f8e7d6c5b4a"
+KEY_ID = "AKIDNEVERSHOWN123"
+
+
+def sql_plan_descriptions(spark):
+    """The physical plans Spark's SQL tab shows, for every query this session ran."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    return [executions.apply(i).physicalPlanDescription() + executions.apply(i).description()
+            for i in range(executions.size())]
+
+
+def test_static_keys_write_end_to_end_and_stay_secret(spark, kinesis, stream, jvm_log):  # noqa: F811
+    level = spark.sparkContext._jvm.org.apache.logging.log4j.Level
+    configurator = spark.sparkContext._jvm.org.apache.logging.log4j.core.config.Configurator
+    configurator.setLevel("sparkkpl", level.INFO)  # so the producer's start, with its config, is logged
+    spark.conf.set("spark.kpl.awsSecretAccessKey", SECRET)
+    try:
+        rows = spark.range(50, numPartitions=2).select(F.format_string("row-%d", "id").alias("data"))
+        result = spark_kpl.write(rows, stream, awsAccessKeyId=KEY_ID, awsSessionToken=SECRET + "-token",
+                                 **kinesis.kpl_options())
+    finally:
+        spark.conf.unset("spark.kpl.awsSecretAccessKey")
+        configurator.setLevel("sparkkpl", level.WARN)
+    assert result.records_written == 50
+    assert sorted(r.data for r in kinesis.read_records(stream)) == sorted(f"row-{i}".encode() for i in range(50))
+    log = jvm_log.toString()
+    assert "Starting a KPL producer for WriteConfig{sink={awsAccessKeyId=***" in log
+    plans = "\n".join(sql_plan_descriptions(spark))
+    assert "Kinesis (KPL) WriteConfig" in plans
+    for shown in (log, plans):
+        assert SECRET not in shown and KEY_ID not in shown
+
+
+def test_a_profile_that_does_not_exist_is_a_clear_error(spark, kinesis, stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(IllegalArgumentException,
+                       match=r"'awsProfile' \(spark.kpl.awsProfile\): no profile 'nobody-has-this'"):
+        spark_kpl.write(rows, stream, awsProfile="nobody-has-this", **kinesis.kpl_options())
