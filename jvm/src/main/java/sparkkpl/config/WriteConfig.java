@@ -103,6 +103,11 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
+        if (hasValue(SinkOption.NULL_DATA) && !getChoice(SinkOption.FORMAT).equals("raw")) {
+            throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
+                + "it is about the data column of format=raw, and format=" + getChoice(SinkOption.FORMAT)
+                + " serializes whole rows, which are never null");
+        }
         AwsCredentials.validate(this);
         kplConfiguration();
     }

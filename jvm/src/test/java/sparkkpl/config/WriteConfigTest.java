@@ -112,4 +112,10 @@ public class WriteConfigTest {
         assertContains(errorOf("allowDuplicates", "yes"), "'allowDuplicates' (spark.kpl.allowDuplicates): expected "
             + "true or false");
     }
+
+    @Test
+    public void optionsThatWouldBeIgnoredAreErrors() {
+        assertContains(errorOf("format", "json", "nullData", "skip"), "'nullData' would be ignored");
+        assertContains(errorOf("deadLetterPath", "/tmp/x"), "'deadLetterPath' needs failOnError=false");
+    }
 }
