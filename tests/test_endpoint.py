@@ -1,0 +1,204 @@
+"""The project's own Kinesis endpoint: the protocol by boto3, then the real KPL through the sink,
+without faults, with faults it must retry through, and with faults it cannot survive."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import socket
+import threading
+from collections import Counter
+from typing import Iterator
+
+import pytest
+from botocore.exceptions import ClientError, ConnectionClosedError
+from pyspark.sql import functions as F
+
+import spark_kpl
+from spark_kpl.testing.delivery import compare
+from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[KinesisEndpoint]:
+    with KinesisEndpoint() as ep:
+        yield ep
+
+
+@pytest.fixture
+def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
+    """A fresh 2-shard stream; faults cleared afterwards, whatever the test did."""
+    name = f"ep{next(_names)}"
+    endpoint.create_stream(name, shards=2)
+    yield name
+    endpoint.set_faults(Faults())
+    endpoint.end_outage()
+    endpoint.delete_stream(name)
+
+
+def keyed_rows(spark, count, partitions=4):
+    return spark.range(count, numPartitions=partitions).select(
+        F.format_string("row-%d", "id").alias("payload"),
+        F.format_string("key-%d", F.col("id") % 101).alias("key"),
+    )
+
+
+def expected_rows(count):
+    return {f"row-{i}".encode(): f"key-{i % 101}" for i in range(count)}
+
+
+def delivery(endpoint, stream, count):
+    return compare(expected_rows(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))
+
+
+def shard_of_key(key: str, shards: int) -> str:
+    index = int.from_bytes(hashlib.md5(key.encode()).digest(), "big") // (2**128 // shards)
+    return f"shardId-{min(index, shards - 1):012d}"
+
+
+# -- the endpoint itself, by boto3 ----------------------------------------------------------------
+
+
+def test_boto3_smoke(endpoint, ep_stream):
+    client = endpoint.client()
+    shards = client.list_shards(StreamName=ep_stream, ShardFilter={"Type": "AT_LATEST"})["Shards"]
+    assert [s["ShardId"] for s in shards] == ["shardId-000000000000", "shardId-000000000001"]
+    assert shards[1]["HashKeyRange"] == {"StartingHashKey": str(2**127),
+                                         "EndingHashKey": str(2**128 - 1)}
+    first = client.list_shards(StreamName=ep_stream, MaxResults=1)
+    second = client.list_shards(NextToken=first["NextToken"])
+    assert [s["ShardId"] for s in first["Shards"] + second["Shards"]] == [s["ShardId"] for s in shards]
+    assert "NextToken" not in second
+
+    entries = [{"Data": f"d{i}".encode(), "PartitionKey": f"k{i}"} for i in range(50)]
+    entries.append({"Data": b"low", "PartitionKey": "x", "ExplicitHashKey": "0"})
+    answer = client.put_records(StreamName=ep_stream, Records=entries)
+    assert answer["FailedRecordCount"] == 0
+    for entry, result in zip(entries[:50], answer["Records"]):
+        assert result["ShardId"] == shard_of_key(entry["PartitionKey"], 2)
+    assert answer["Records"][50]["ShardId"] == "shardId-000000000000"
+    stored = {r.data: (r.partition_key, r.shard_id) for r in endpoint.records(ep_stream)}
+    assert stored[b"d7"] == ("k7", shard_of_key("k7", 2)) and len(stored) == 51
+    assert endpoint.records_received >= 51
+
+    summary = client.describe_stream_summary(StreamName=ep_stream)["StreamDescriptionSummary"]
+    assert (summary["StreamStatus"], summary["OpenShardCount"]) == ("ACTIVE", 2)
+    with pytest.raises(client.exceptions.ResourceNotFoundException, match="no-such-stream"):
+        client.put_records(StreamName="no-such-stream", Records=entries[:1])
+    client.create_stream(StreamName=ep_stream + "-new", ShardCount=3)
+    assert endpoint.streams[ep_stream + "-new"] == 3
+    client.delete_stream(StreamName=ep_stream + "-new")
+    assert ep_stream + "-new" not in endpoint.streams
+
+
+def test_boto3_sees_each_fault(endpoint, ep_stream):
+    client = endpoint.client()
+    entries = [{"Data": b"x" * 100, "PartitionKey": f"k{i}"} for i in range(100)]
+
+    endpoint.set_faults(shard_records_per_second=10)  # a full bucket: 10 records per shard
+    codes = Counter(r.get("ErrorCode") for r in client.put_records(StreamName=ep_stream, Records=entries)["Records"])
+    assert codes == {None: 20, "ProvisionedThroughputExceededException": 80}
+
+    endpoint.set_faults(Faults(record_failure_rate=0.5))
+    codes = Counter(r.get("ErrorCode") for r in client.put_records(StreamName=ep_stream, Records=entries)["Records"])
+    assert codes == {None: 50, "InternalFailure": 50}  # an exact share
+
+    endpoint.set_faults(Faults(http_error_rate=1.0))
+    statuses = set()
+    for _ in range(12):
+        with pytest.raises(ClientError) as error:
+            client.put_records(StreamName=ep_stream, Records=entries)
+        statuses.add((error.value.response["ResponseMetadata"]["HTTPStatusCode"],
+                      error.value.response["Error"]["Code"]))
+    assert statuses == {(500, "InternalFailure"), (503, "ServiceUnavailable")}
+    assert client.list_shards(StreamName=ep_stream)["Shards"]  # faults hit PutRecords only
+
+    endpoint.set_faults(Faults(reset_rate=1.0))
+    with pytest.raises(ConnectionClosedError):
+        client.put_records(StreamName=ep_stream, Records=entries)
+    endpoint.set_faults(Faults())
+    endpoint.outage(30)
+    with pytest.raises(Exception):
+        client.list_shards(StreamName=ep_stream)
+    endpoint.end_outage()
+    assert client.put_records(StreamName=ep_stream, Records=entries)["FailedRecordCount"] == 0
+
+    errors = endpoint.call_errors
+    assert errors["ConnectionReset"] >= 1 and errors["Outage"] >= 1
+    assert endpoint.record_errors["ProvisionedThroughputExceededException"] >= 80
+
+
+def test_stop_ends_every_thread_and_closes_the_port():
+    ep = KinesisEndpoint({"s": 1}).start()
+    port = ep.port
+    ep.client().put_records(StreamName="s", Records=[{"Data": b"x", "PartitionKey": "k"}])
+    idle = socket.create_connection(("127.0.0.1", port))  # a connection that never says a word
+    try:
+        ep.stop()
+        ep.stop()
+        assert not [t.name for t in threading.enumerate() if t.name.startswith(f"kinesis-endpoint-{port}")]
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    finally:
+        idle.close()
+
+
+# -- the real KPL through the sink ----------------------------------------------------------------
+
+
+def test_kpl_delivers_every_record_with_its_key(spark, endpoint, ep_stream):
+    count = 20_000
+    result = spark_kpl.write(keyed_rows(spark, count), ep_stream, data="payload", partition_key="key",
+                             **endpoint.kpl_options())
+    assert (result.records_written, result.records_failed) == (count, 0)
+    report = delivery(endpoint, ep_stream, count)
+    assert report.exactly_once, report.summary()
+    records = endpoint.records(ep_stream)
+    assert all(r.shard_id == shard_of_key(r.partition_key, 2) for r in records)
+    assert any(r.sub_sequence_number for r in records)  # the KPL aggregated
+    # What the daemon asks for its shard map: the open shards only.
+    assert {"StreamName": ep_stream, "MaxResults": 1000, "ShardFilter": {"Type": "AT_LATEST"}} in \
+        endpoint.requests("ListShards")
+
+
+def test_kpl_retries_through_throttling_partial_failures_errors_and_resets(spark, endpoint, ep_stream):
+    count = 20_000
+    endpoint.reset_counters()
+    endpoint.set_faults(Faults(shard_bytes_per_second=60_000, record_failure_rate=0.2,
+                               http_error_rate=0.2, reset_rate=0.1, latency=0.01))
+    result = spark_kpl.write(keyed_rows(spark, count), ep_stream, data="payload", partition_key="key",
+                             **endpoint.kpl_options())
+    assert (result.records_written, result.records_failed) == (count, 0)
+    report = delivery(endpoint, ep_stream, count)
+    assert report.at_least_once, report.summary()
+    record_errors, call_errors = endpoint.record_errors, endpoint.call_errors
+    assert record_errors.get("ProvisionedThroughputExceededException", 0) > 0, record_errors
+    assert record_errors.get("InternalFailure", 0) > 0, record_errors
+    assert call_errors.get("InternalFailure", 0) + call_errors.get("ServiceUnavailable", 0) > 0, call_errors
+    assert call_errors.get("ConnectionReset", 0) > 0, call_errors
+
+
+def test_outage_longer_than_record_ttl_fails_the_write_naming_stream_and_error(spark, endpoint, ep_stream):
+    endpoint.outage(120)
+    try:
+        with pytest.raises(Exception) as failure:
+            spark_kpl.write(keyed_rows(spark, 200, 2), ep_stream, data="payload", partition_key="key",
+                            RecordTtl=3000, **endpoint.kpl_options())
+    finally:
+        endpoint.end_outage()
+    message = str(failure.value)
+    assert f"stream '{ep_stream}'" in message
+    assert "Expired" in message and "curlCode" in message  # the final error, and why
+    assert endpoint.call_errors["Outage"] > 0
+    assert not endpoint.records(ep_stream)
+
+
+def test_unknown_stream_fails_the_write_naming_it(spark, endpoint):
+    with pytest.raises(Exception) as failure:
+        spark_kpl.write(keyed_rows(spark, 100, 1), "no-such-stream", data="payload", partition_key="key",
+                        RecordTtl=3000, **endpoint.kpl_options())
+    message = str(failure.value)
+    assert "stream 'no-such-stream'" in message
+    assert "ResourceNotFoundException" in message

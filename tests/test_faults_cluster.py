@@ -1,0 +1,110 @@
+"""Process faults on the standalone cluster: a killed executor JVM, a killed KPL daemon, a
+cancelled job. Each write must complete (or stop) with nothing it reported lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+import spark_kpl
+from spark_kpl.testing.delivery import compare, warm_up
+from spark_kpl.testing.processes import live_children
+
+COUNT = 2000
+#: One shard, no aggregation, a low RateLimit: the write lasts long enough to be hit mid-way.
+SLOW = {"AggregationEnabled": "false", "RateLimit": "20", "RecordTtl": "120000"}
+
+
+def rows(spark):
+    return spark.range(COUNT, numPartitions=4).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.format_string("key-%d", F.col("id") % 7).alias("partitionKey"))
+
+
+def start_write(spark, stream, options, group=None):
+    """Runs the write on a thread; returns (thread, outcome dict)."""
+    outcome: dict = {}
+
+    def run():
+        if group:
+            spark.sparkContext.setJobGroup(group, "fault test", interruptOnCancel=True)
+        try:
+            outcome["result"] = spark_kpl.write(rows(spark), stream, partition_key="partitionKey", **options)
+        except Exception as error:  # reported to the test, which asserts on it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def executor_daemons(cluster):
+    return [daemon for pid in cluster.executor_pids() for daemon in live_children(pid, "kinesis_producer")]
+
+
+def wait_for(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def slow_stream(kinesis, cluster_spark):
+    name = f"slow-{time.monotonic_ns()}"
+    kinesis.create_stream(name, shards=1)
+    expected = warm_up(cluster_spark, name, **kinesis.kpl_options(), **SLOW)
+    yield name, expected
+    kinesis.delete_stream(name)
+
+
+def assert_all_delivered(kinesis, stream, expected):
+    expected = {**expected, **{f"row-{i}".encode(): f"key-{i % 7}" for i in range(COUNT)}}
+    report = compare(expected, ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
+    assert report.at_least_once, report.summary()
+
+
+@pytest.mark.parametrize("victim", ["kpl daemon", "executor jvm"])
+def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spark, cluster, kinesis,
+                                                                   slow_stream, victim):
+    stream, expected = slow_stream
+    thread, outcome = start_write(cluster_spark, stream, {**kinesis.kpl_options(), **SLOW})
+    time.sleep(3)  # let records pile up behind the throttle
+    if victim == "kpl daemon":
+        daemons = wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor")
+        os.kill(daemons[-1], signal.SIGKILL)
+    else:
+        os.kill(cluster.executor_pids()[0], signal.SIGKILL)
+    thread.join(timeout=400)
+    assert not thread.is_alive(), "the write did not finish"
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"].records_written == COUNT
+    assert_all_delivered(kinesis, stream, expected)
+
+
+def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, kinesis, slow_stream, tmp_path):
+    stream, _ = slow_stream
+    native_dir = tmp_path / "native"
+    options = {**kinesis.kpl_options(), **SLOW, "nativeDir": str(native_dir), "producerIdleTimeoutMs": "1000"}
+    thread, outcome = start_write(cluster_spark, stream, options, group="to-cancel")
+    tracker = cluster_spark.sparkContext.statusTracker()
+    wait_for(lambda: tracker.getJobIdsForGroup("to-cancel"), 60, "the write's job to start")
+    time.sleep(2)
+    cluster_spark.sparkContext.cancelJobGroup("to-cancel")
+    thread.join(timeout=120)
+    assert "error" in outcome, "a cancelled write must not report success"
+
+    def nothing_left():
+        temp_files = [p for p in native_dir.rglob("*") if p.is_file() and ".tmp" in p.name]
+        return not executor_daemons(cluster) and not temp_files
+
+    # A placement or producer start already under way finishes first; then all must be gone.
+    wait_for(nothing_left, 90, "no daemon and no temp file left after the cancel")
