@@ -1,0 +1,404 @@
+"""Peak memory (driver JVM RSS + KPL daemon RSS) against input size, bounded vs unbounded.
+
+A benchmark, not a test: ``scripts/bench-memory.sh`` (or ``.venv/bin/python scripts/bench_memory.py``).
+
+The parent process runs the project's throttling Kinesis endpoint (:class:`KinesisEndpoint`, per-shard
+token buckets at Kinesis's limits times ``--shard-limit-share``) on 127.0.0.1. Each measurement runs in
+a fresh child Python (``--child``) with a local-mode SparkSession (``local[2]``, the spark-kpl jar via
+``spark_kpl.configure``) that writes N records of ``--record-bytes`` to a fresh stream. Meanwhile the
+parent samples, every ``--interval`` seconds, the RSS (``/proc/<pid>/statm``) of the child's JVM and of
+every ``kinesis_producer`` daemon under it, keeping the peak of the sum and of each part. After the
+child exits, the records the endpoint stored are de-aggregated and counted (every id must be there).
+
+Writes ``bench/memory.json`` (machine, load, command, per-run data) and ``bench/memory.png``.
+Everything started here (the child, its JVM, daemons, the endpoint) is stopped by pid, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from spark_kpl.testing._env import loopback_env  # noqa: E402
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MIB = 1 << 20
+ID_DIGITS = 10
+#: Same for every mode: records wait in the KPL far longer than its 30 s default TTL when unbounded.
+COMMON_OPTIONS = {"RecordTtl": "3600000", "ackTimeoutMs": "3600000"}
+MODES: Dict[str, Dict[str, str]] = {
+    # The sink's defaults: queueLimit 100,000 records, queueLimitBytes 64 MiB.
+    "bounded-default": {},
+    "bounded-8MiB": {"queueLimitBytes": str(8 * MIB)},
+    "unbounded": {"queueLimit": str(10**12), "queueLimitBytes": str(10**15)},
+}
+
+
+# -- the child: one write in a fresh Spark driver ------------------------------------------
+
+
+def child(spec: Dict[str, Any]) -> int:
+    from spark_kpl.testing._env import apply_loopback_env
+
+    apply_loopback_env()
+    import spark_kpl
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("spark-kpl-bench-memory"))
+    for key, value in {"spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
+                       "spark.driver.bindAddress": "127.0.0.1"}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    jvm = spark.sparkContext._jvm
+    count, size = spec["records"], spec["record_bytes"]
+    # Built in the JVM (no Python workers): a 10-digit id, then padding to `size` bytes.
+    df = spark.range(count, numPartitions=2).select(
+        F.concat(F.lpad(F.col("id").cast("string"), ID_DIGITS, "0"),
+                 F.expr(f"repeat('x', {size - ID_DIGITS})")).cast("binary").alias("data"))
+    print(json.dumps({"event": "started", "jvm_pid": int(jvm.java.lang.ProcessHandle.current().pid())}),
+          flush=True)
+    started = time.monotonic()
+    result = spark_kpl.write(df, spec["stream"], **spec["options"])
+    seconds = time.monotonic() - started
+    print(json.dumps({
+        "event": "done", "seconds": round(seconds, 2), "result": result.__dict__,
+        "spark_version": spark.version,
+        "java_version": str(jvm.java.lang.System.getProperty("java.version")),
+        "java_vm": str(jvm.java.lang.System.getProperty("java.vm.name")),
+        "max_heap_mib": int(jvm.java.lang.Runtime.getRuntime().maxMemory()) // MIB,
+    }), flush=True)
+    spark.stop()
+    return 0
+
+
+# -- /proc ------------------------------------------------------------------------------------
+
+
+def _ps_table() -> Dict[int, Tuple[int, str]]:
+    """pid -> (ppid, command name) for every process."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                raw = f.read().decode("utf-8", "replace")
+            close = raw.rindex(")")
+            table[int(entry.name)] = (int(raw[close + 2:].split(None, 3)[1]), raw[raw.index("(") + 1:close])
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def descendants(root: int) -> Dict[int, str]:
+    """pid -> command name of every live process under ``root`` (not ``root`` itself)."""
+    table = _ps_table()
+    children: Dict[int, List[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = {}, [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            found[kid] = table[kid][1]
+            todo.append(kid)
+    return found
+
+
+def rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def kill_tree(root: "subprocess.Popen[bytes]", grace: float = 10.0) -> None:
+    """SIGTERM the child Python (spark.stop, JVM exit), then SIGKILL whatever is left, pid by pid."""
+    pids = set(descendants(root.pid))
+    if root.poll() is None:
+        root.send_signal(signal.SIGTERM)
+        try:
+            root.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    pids |= set(descendants(root.pid)) if root.poll() is None else set()
+    for pid in sorted(pids) + [root.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        root.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+# -- the parent -------------------------------------------------------------------------------
+
+
+def machine() -> Dict[str, Any]:
+    meminfo = Path("/proc/meminfo").read_text().split("\n")
+    total_kib = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:"))
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().split("\n")
+                if line.startswith("model name")), platform.processor())
+    return {"nproc": os.cpu_count(), "cpu": cpu, "memory_mib": total_kib // 1024,
+            "kernel": platform.release(), "python": platform.python_version()}
+
+
+def load() -> List[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: float,
+            timeout: float, log: Path) -> Dict[str, Any]:
+    endpoint.create_stream(spec["stream"], spec["shards"])
+    load_before = load()
+    with open(log, "ab") as err:
+        proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env,
+                                cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                start_new_session=True)  # Ctrl-C is the parent's to handle
+    lines: List[Dict[str, Any]] = []
+    reader = threading.Thread(target=lambda: [lines.append(json.loads(l)) for l in proc.stdout
+                                              if l.startswith(b"{")], daemon=True)
+    reader.start()
+    peak = {"total": 0, "jvm": 0, "daemon": 0, "python": 0}
+    daemons_seen: set = set()
+    samples = 0
+    started = time.monotonic()
+    try:
+        while proc.poll() is None:
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"run {spec['stream']} took over {timeout:.0f}s")
+            tree = descendants(proc.pid)
+            jvm = sum(rss(p) for p, name in tree.items() if name == "java")
+            daemon_pids = [p for p, name in tree.items() if name.startswith("kinesis_produce")]
+            daemons_seen.update(daemon_pids)
+            daemon = sum(rss(p) for p in daemon_pids)
+            peak["jvm"] = max(peak["jvm"], jvm)
+            peak["daemon"] = max(peak["daemon"], daemon)
+            peak["total"] = max(peak["total"], jvm + daemon)
+            peak["python"] = max(peak["python"], rss(proc.pid))
+            samples += 1
+            time.sleep(interval)
+    finally:
+        kill_tree(proc)
+        reader.join(5)
+    done = next((l for l in lines if l.get("event") == "done"), None)
+    if proc.returncode != 0 or done is None:
+        raise RuntimeError(f"run {spec['stream']} failed (exit {proc.returncode}); see {log}")
+    # At least once: every id must have arrived (duplicates from retries are counted, not an error).
+    records = endpoint.records(spec["stream"])
+    ids = {r.data[:ID_DIGITS] for r in records}
+    endpoint.delete_stream(spec["stream"])
+    result = done["result"]
+    return {
+        "records": spec["records"], "record_bytes": spec["record_bytes"],
+        "input_mib": round(spec["records"] * spec["record_bytes"] / MIB, 2),
+        "mode": spec["mode"], "mode_options": MODES[spec["mode"]],
+        "peak_jvm_rss_mib": round(peak["jvm"] / MIB, 1),
+        "peak_daemon_rss_mib": round(peak["daemon"] / MIB, 1),
+        "peak_total_rss_mib": round(peak["total"] / MIB, 1),
+        "peak_child_python_rss_mib": round(peak["python"] / MIB, 1),
+        "records_delivered": len(records), "distinct_ids_delivered": len(ids),
+        "every_record_arrived": len(ids) == spec["records"],
+        "seconds": done["seconds"], "samples": samples, "daemons": len(daemons_seen),
+        "load_before": load_before, "load_after": load(),
+        "write_result": result,
+        "_versions": {k: done[k] for k in ("spark_version", "java_version", "java_vm", "max_heap_mib")},
+    }
+
+
+def table(runs: List[Dict[str, Any]]) -> str:
+    head = (f"{'records':>8} {'input MiB':>9} {'mode':<16} {'JVM MiB':>8} {'daemon MiB':>10} "
+            f"{'total MiB':>9} {'delivered':>9} {'seconds':>7} {'bp_cycles':>9} {'peak out MiB':>12}")
+    rows = [head, "-" * len(head)]
+    for r in runs:
+        rows.append(
+            f"{r['records']:>8} {r['input_mib']:>9.1f} {r['mode']:<16} {r['peak_jvm_rss_mib']:>8.1f} "
+            f"{r['peak_daemon_rss_mib']:>10.1f} {r['peak_total_rss_mib']:>9.1f} "
+            f"{r['distinct_ids_delivered']:>9} {r['seconds']:>7.1f} "
+            f"{r['write_result']['backpressure_cycles']:>9} "
+            f"{r['write_result']['peak_outstanding_bytes'] / MIB:>12.1f}")
+    return "\n".join(rows)
+
+
+def ratios(runs: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    out = []
+    by = {(r["records"], r["mode"]): r for r in runs}
+    for records in sorted({r["records"] for r in runs}):
+        unbounded = by.get((records, "unbounded"))
+        if unbounded is None:
+            continue
+        entry: Dict[str, Any] = {"records": records}
+        for mode in MODES:
+            if mode != "unbounded" and (records, mode) in by:
+                entry[f"unbounded/{mode}"] = round(
+                    unbounded["peak_total_rss_mib"] / by[(records, mode)]["peak_total_rss_mib"], 2)
+        out.append(entry)
+    return out
+
+
+def plot(runs: List[Dict[str, Any]], meta: Dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.8), constrained_layout=True)
+    colors = {"bounded-default": "tab:blue", "bounded-8MiB": "tab:green", "unbounded": "tab:red"}
+    parts = [("peak_total_rss_mib", "Peak RSS: driver JVM + kinesis_producer daemon"),
+             ("peak_jvm_rss_mib", "Peak RSS: driver JVM"),
+             ("peak_daemon_rss_mib", "Peak RSS: kinesis_producer daemon")]
+    for mode in sorted(MODES, key=lambda m: m == "bounded-default"):  # the hollow marker on top
+        mine = sorted((r for r in runs if r["mode"] == mode), key=lambda r: r["records"])
+        if not mine:
+            continue
+        x = [r["input_mib"] for r in mine]
+        for ax, (key, _) in zip(axes, parts):
+            hollow = {"marker": "D", "markersize": 10, "markerfacecolor": "none", "zorder": 3} \
+                if mode == "bounded-default" else {"marker": "o"}
+            ax.plot(x, [r[key] for r in mine], "-", color=colors[mode], label=f"{mode} {_mode_label(mode)}",
+                    **hollow)
+    for ax, (_, title) in zip(axes, parts):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(f"input (MiB of {meta['record_bytes']}-byte records)")
+        ax.set_ylabel("MiB")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"spark-kpl, local[2], endpoint throttled to {meta['shards']} shard(s) x "
+                 f"{meta['shard_mib_per_second']:g} MiB/s; {meta['machine']['nproc']} cores, "
+                 f"load {meta['load_start'][0]}", fontsize=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _mode_label(mode: str) -> str:
+    return {"bounded-default": "(queueLimitBytes 64 MiB)", "bounded-8MiB": "(queueLimitBytes 8 MiB)",
+            "unbounded": "(no cap)"}[mode]
+
+
+def save(runs: List[Dict[str, Any]], meta: Dict[str, Any], out: Path, planned: int) -> None:
+    meta["runs"], meta["ratios"] = runs, ratios(runs)
+    meta["complete"] = len(runs) == planned
+    (out / "memory.json").write_text(json.dumps(meta, indent=1) + "\n")
+    plot(runs, meta, out / "memory.png")
+
+
+def parent(args: argparse.Namespace) -> int:
+    from spark_kpl.testing.endpoint import (KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint)
+    import spark_kpl
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # A private copy of the jar: a rebuild during the benchmark must not change what it measures.
+    workdir = Path(tempfile.mkdtemp(prefix="spark-kpl-bench-"))
+    jar = workdir / "spark-kpl.jar"
+    shutil.copy2(spark_kpl.jar_path(), jar)
+    env = loopback_env()
+    env["SPARK_KPL_JAR"] = str(jar)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
+    log = workdir / "children.log"
+    modes = args.modes.split(",")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    meta: Dict[str, Any] = {
+        "command": shlex.join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "git_commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                                     text=True).stdout.strip(),
+        "jar": str(spark_kpl.jar_path()), "machine": machine(), "load_start": load(),
+        "record_bytes": args.record_bytes, "shards": args.shards,
+        "shard_mib_per_second": args.shard_limit_share * KINESIS_SHARD_BYTES_PER_SECOND / MIB,
+        "shard_records_per_second": args.shard_limit_share * 1000,
+        "sample_interval_s": args.interval, "spark_master": "local[2]",
+        "common_options": COMMON_OPTIONS, "modes": MODES,
+        "rss": "from /proc/<pid>/statm; JVM = the child's `java` process, daemon = every "
+               "`kinesis_producer` under it; peaks over samples, total = peak of the per-sample sum",
+    }
+    runs: List[Dict[str, Any]] = []
+    endpoint = KinesisEndpoint(faults=Faults.kinesis_limits(args.shard_limit_share), store=True)
+    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        endpoint.start()
+        kpl = endpoint.kpl_options()
+        print(f"endpoint on 127.0.0.1:{endpoint.port}; {args.shards} shard(s) at "
+              f"{meta['shard_mib_per_second']:g} MiB/s each; load {meta['load_start']}", flush=True)
+        for n, records in enumerate(sizes):
+            for mode in modes:
+                spec = {"records": records, "record_bytes": args.record_bytes, "mode": mode,
+                        "shards": args.shards, "stream": f"bench-{mode}-{records}-{n}",
+                        "options": {**kpl, **COMMON_OPTIONS, **MODES[mode]}}
+                run = run_one(endpoint, spec, env, args.interval, args.run_timeout, log)
+                versions = run.pop("_versions")
+                meta.update(versions)
+                runs.append(run)
+                print(f"{records:>7} {mode:<16} total {run['peak_total_rss_mib']:7.1f} MiB "
+                      f"(JVM {run['peak_jvm_rss_mib']:.1f}, daemon {run['peak_daemon_rss_mib']:.1f}) "
+                      f"{run['seconds']:.1f}s, {run['distinct_ids_delivered']}/{records} ids, "
+                      f"bp {run['write_result']['backpressure_cycles']}, load {run['load_after'][0]}",
+                      flush=True)
+                save(runs, meta, out, len(sizes) * len(modes))  # a cut-short run keeps what it measured
+                if not run["every_record_arrived"]:
+                    raise RuntimeError(f"{spec['stream']}: only {run['distinct_ids_delivered']} of "
+                                       f"{records} records arrived")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        meta["endpoint_stats"] = endpoint.stats() if endpoint.running else None
+        endpoint.stop()
+        meta["load_end"] = load()
+        meta["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if runs:
+            save(runs, meta, out, len(sizes) * len(modes))
+            print()
+            print(table(runs))
+            print()
+            for entry in meta["ratios"]:
+                print(f"{entry['records']:>8} records: " + ", ".join(
+                    f"{k} {v:.2f}x" for k, v in entry.items() if k != "records"))
+            print(f"\nwrote {out / 'memory.json'} and {out / 'memory.png'}")
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default="10000,20000,40000,80000", help="record counts")
+    parser.add_argument("--record-bytes", type=int, default=1024)
+    parser.add_argument("--modes", default="bounded-8MiB,unbounded", help=f"of {','.join(MODES)}")
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument("--shard-limit-share", type=float, default=1.0,
+                        help="endpoint per-shard limits as a share of Kinesis's 1 MiB/s, 1000 records/s")
+    parser.add_argument("--interval", type=float, default=0.05, help="RSS sampling period (s)")
+    parser.add_argument("--run-timeout", type=float, default=900.0)
+    parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG next to this JSON")
+    parser.add_argument("--out", default=str(REPO / "bench"))
+    args = parser.parse_args()
+    if args.child:
+        return child(json.loads(args.child))
+    if args.replot:
+        meta = json.loads(Path(args.replot).read_text())
+        plot(meta["runs"], meta, Path(args.replot).with_suffix(".png"))
+        return 0
+    return parent(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
