@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import time
 
-from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl.testing.processes import live_children
 
 #: No aggregation and a low RateLimit on one shard: the KPL can send only ~100 records/s, so records
@@ -18,13 +17,7 @@ UNBOUNDED = {"queueLimit": str(10**12), "queueLimitBytes": str(10**15)}
 
 
 def rows(spark, count, partitions=2):
-    return spark.range(count, numPartitions=partitions).select(
-        F.format_string("row-%d", "id").alias("data"),
-        F.format_string("key-%d", F.col("id") % 13).alias("partitionKey"))
-
-
-def expected(count):
-    return {f"row-{i}".encode(): f"key-{i % 13}" for i in range(count)}
+    return numbered_rows(spark, count, partitions, keys=13)
 
 
 def write_throttled(spark, kinesis, stream, count, limits):
@@ -33,7 +26,7 @@ def write_throttled(spark, kinesis, stream, count, limits):
 
 
 def assert_delivered(kinesis, stream, count):
-    report = compare(expected(count), ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
+    report = compare(numbered_expected(count, keys=13), ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
     assert report.at_least_once, report.summary()
 
 

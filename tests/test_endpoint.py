@@ -12,10 +12,9 @@ from typing import Iterator
 
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError
-from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
 
 _names = itertools.count()
@@ -38,19 +37,8 @@ def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
     endpoint.delete_stream(name)
 
 
-def keyed_rows(spark, count, partitions=4):
-    return spark.range(count, numPartitions=partitions).select(
-        F.format_string("row-%d", "id").alias("payload"),
-        F.format_string("key-%d", F.col("id") % 101).alias("key"),
-    )
-
-
-def expected_rows(count):
-    return {f"row-{i}".encode(): f"key-{i % 101}" for i in range(count)}
-
-
 def delivery(endpoint, stream, count):
-    return compare(expected_rows(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))
+    return compare(numbered_expected(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))
 
 
 def shard_of_key(key: str, shards: int) -> str:
@@ -150,7 +138,7 @@ def test_stop_ends_every_thread_and_closes_the_port():
 
 def test_kpl_delivers_every_record_with_its_key(spark, endpoint, ep_stream):
     count = 20_000
-    result = spark_kpl.write(keyed_rows(spark, count), ep_stream, data="payload", partition_key="key",
+    result = spark_kpl.write(numbered_rows(spark, count), ep_stream, partition_key="partitionKey",
                              **endpoint.kpl_options())
     assert (result.records_written, result.records_failed) == (count, 0)
     report = delivery(endpoint, ep_stream, count)
@@ -168,7 +156,7 @@ def test_kpl_retries_through_throttling_partial_failures_errors_and_resets(spark
     endpoint.reset_counters()
     endpoint.set_faults(Faults(shard_bytes_per_second=60_000, record_failure_rate=0.2,
                                http_error_rate=0.2, reset_rate=0.1, latency=0.01))
-    result = spark_kpl.write(keyed_rows(spark, count), ep_stream, data="payload", partition_key="key",
+    result = spark_kpl.write(numbered_rows(spark, count), ep_stream, partition_key="partitionKey",
                              **endpoint.kpl_options())
     assert (result.records_written, result.records_failed) == (count, 0)
     report = delivery(endpoint, ep_stream, count)
@@ -184,7 +172,7 @@ def test_outage_longer_than_record_ttl_fails_the_write_naming_stream_and_error(s
     endpoint.outage(120)
     try:
         with pytest.raises(Exception) as failure:
-            spark_kpl.write(keyed_rows(spark, 200, 2), ep_stream, data="payload", partition_key="key",
+            spark_kpl.write(numbered_rows(spark, 200, 2), ep_stream, partition_key="partitionKey",
                             RecordTtl=3000, **endpoint.kpl_options())
     finally:
         endpoint.end_outage()
@@ -197,7 +185,7 @@ def test_outage_longer_than_record_ttl_fails_the_write_naming_stream_and_error(s
 
 def test_unknown_stream_fails_the_write_naming_it(spark, endpoint):
     with pytest.raises(Exception) as failure:
-        spark_kpl.write(keyed_rows(spark, 100, 1), "no-such-stream", data="payload", partition_key="key",
+        spark_kpl.write(numbered_rows(spark, 100, 1), "no-such-stream", partition_key="partitionKey",
                         RecordTtl=3000, **endpoint.kpl_options())
     message = str(failure.value)
     assert "stream 'no-such-stream'" in message

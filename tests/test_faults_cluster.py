@@ -9,10 +9,9 @@ import threading
 import time
 
 import pytest
-from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, warm_up
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, warm_up
 from spark_kpl.testing.processes import live_children
 
 COUNT = 2000
@@ -21,9 +20,7 @@ SLOW = {"AggregationEnabled": "false", "RateLimit": "20", "RecordTtl": "120000"}
 
 
 def rows(spark):
-    return spark.range(COUNT, numPartitions=4).select(
-        F.format_string("row-%d", "id").alias("data"),
-        F.format_string("key-%d", F.col("id") % 7).alias("partitionKey"))
+    return numbered_rows(spark, COUNT, partitions=4, keys=7)
 
 
 def start_write(spark, stream, options, group=None):
@@ -67,7 +64,7 @@ def slow_stream(kinesis, cluster_spark):
 
 
 def assert_all_delivered(kinesis, stream, expected):
-    expected = {**expected, **{f"row-{i}".encode(): f"key-{i % 7}" for i in range(COUNT)}}
+    expected = {**expected, **numbered_expected(COUNT, keys=7)}
     report = compare(expected, ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
     assert report.at_least_once, report.summary()
 

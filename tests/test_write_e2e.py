@@ -7,18 +7,7 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare
-
-
-def keyed_rows(spark, count, partitions=4):
-    return spark.range(count, numPartitions=partitions).select(
-        F.format_string("row-%d", "id").alias("payload"),
-        F.format_string("key-%d", F.col("id") % 101).alias("key"),
-    )
-
-
-def expected_rows(count):
-    return {f"row-{i}".encode(): f"key-{i % 101}" for i in range(count)}
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
 
 
 def assert_exactly_once(kinesis, stream, expected):
@@ -28,11 +17,11 @@ def assert_exactly_once(kinesis, stream, expected):
 
 
 def test_python_api_delivers_every_record_once_with_its_key(spark, kinesis, stream):
-    result = spark_kpl.write(keyed_rows(spark, 5000), stream, data="payload", partition_key="key",
+    result = spark_kpl.write(numbered_rows(spark, 5000), stream, partition_key="partitionKey",
                              **kinesis.kpl_options())
     assert (result.records_written, result.records_failed, result.tasks) == (5000, 0, 4)
-    assert result.bytes_written == sum(len(d) + len(k) for d, k in expected_rows(5000).items())
-    assert_exactly_once(kinesis, stream, expected_rows(5000))
+    assert result.bytes_written == sum(len(d) + len(k) for d, k in numbered_expected(5000).items())
+    assert_exactly_once(kinesis, stream, numbered_expected(5000))
 
 
 def test_format_kpl_with_binary_data_and_explicit_hash_keys(spark, kinesis, stream):
@@ -57,13 +46,13 @@ def test_per_row_target_stream_overrides_the_default(spark, kinesis, stream):
     other = stream + "-other"
     kinesis.create_stream(other, shards=1)
     try:
-        rows = keyed_rows(spark, 1000, partitions=2).withColumn(
-            "target", F.when(F.col("key").endswith("7"), F.lit(other)))
-        result = spark_kpl.write(rows, stream, data="payload", partition_key="key",
+        rows = numbered_rows(spark, 1000, partitions=2).withColumn(
+            "target", F.when(F.col("partitionKey").endswith("7"), F.lit(other)))
+        result = spark_kpl.write(rows, stream, partition_key="partitionKey",
                                  target_stream="target", **kinesis.kpl_options())
         assert result.records_written == 1000
-        routed = {d: k for d, k in expected_rows(1000).items() if k.endswith("7")}
-        default = {d: k for d, k in expected_rows(1000).items() if not k.endswith("7")}
+        routed = {d: k for d, k in numbered_expected(1000).items() if k.endswith("7")}
+        default = {d: k for d, k in numbered_expected(1000).items() if not k.endswith("7")}
         assert_exactly_once(kinesis, other, routed)
         assert_exactly_once(kinesis, stream, default)
     finally:
@@ -84,25 +73,23 @@ def test_config_keys_configure_the_producer_and_options_win(spark, kinesis, stre
         spark.conf.set(f"spark.kpl.{name}", value)
     spark.conf.set("spark.kpl.KinesisPort", "1")  # wrong on purpose: the option must win
     try:
-        result = spark_kpl.write(keyed_rows(spark, 300, 2), stream, data="payload",
-                                 partition_key="key", kinesisport=options["KinesisPort"])
+        result = spark_kpl.write(numbered_rows(spark, 300, 2), stream, partition_key="partitionKey",
+                                 kinesisport=options["KinesisPort"])
     finally:
         for name in options:
             spark.conf.unset(f"spark.kpl.{name}")
     assert result.records_written == 300
-    assert_exactly_once(kinesis, stream, expected_rows(300))
+    assert_exactly_once(kinesis, stream, numbered_expected(300))
 
 
 def test_unknown_option_is_an_error_naming_it(spark, kinesis, stream):
     with pytest.raises(IllegalArgumentException, match="option 'RecordMaxBuferedTime'"):
-        spark_kpl.write(keyed_rows(spark, 10, 1), stream, data="payload",
-                        RecordMaxBuferedTime=100, **kinesis.kpl_options())
+        spark_kpl.write(numbered_rows(spark, 10, 1), stream, RecordMaxBuferedTime=100, **kinesis.kpl_options())
 
 
 def test_bad_kpl_value_is_an_error_naming_the_property(spark, kinesis, stream):
     with pytest.raises(IllegalArgumentException, match="KPL property 'RateLimit'"):
-        spark_kpl.write(keyed_rows(spark, 10, 1), stream, data="payload",
-                        **{**kinesis.kpl_options(), "RateLimit": "fast"})
+        spark_kpl.write(numbered_rows(spark, 10, 1), stream, **{**kinesis.kpl_options(), "RateLimit": "fast"})
 
 
 def test_a_row_with_an_invalid_partition_key_fails_the_task_naming_row_and_column(spark, kinesis, stream):

@@ -38,6 +38,21 @@ class DeliveryReport:
         )
 
 
+def numbered_rows(spark, count: int, partitions: int = 4, keys: int = 101):
+    """``count`` rows ``data`` = "row-<i>" and ``partitionKey`` = "key-<i mod keys>", as the sink takes them."""
+    from pyspark.sql import functions as F
+
+    return spark.range(count, numPartitions=partitions).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.format_string("key-%d", F.col("id") % keys).alias("partitionKey"),
+    )
+
+
+def numbered_expected(count: int, keys: int = 101) -> Expected:
+    """What :func:`numbered_rows` writes."""
+    return {f"row-{i}".encode(): f"key-{i % keys}" for i in range(count)}
+
+
 def warm_up(spark, stream: str, **options: str) -> Expected:
     """Write one record so the executors' producers have loaded the stream's shard map.
 
