@@ -57,7 +57,15 @@ def pytest_collection_modifyitems(items: list) -> None:
 
 @pytest.fixture(scope="session")
 def kinesis() -> Iterator[LocalKinesis]:
-    with LocalKinesis() as local:
+    """The embedded kinesis-mock; ``SPARK_KPL_KINESIS=localstack`` swaps in LocalStack through
+    testcontainers where a Docker engine exists (see spark_kpl.testing.containers)."""
+    if os.environ.get("SPARK_KPL_KINESIS") == "localstack":
+        from spark_kpl.testing.containers import LocalStackKinesis
+
+        local: LocalKinesis = LocalStackKinesis()
+    else:
+        local = LocalKinesis()
+    with local:
         yield local
 
 
