@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Throughput benchmark (issue 7): this sink, the plain KPL loop, boto3 and aiokpl in foreachPartition,
+# all writing the same records to the project's own TLS endpoint on 127.0.0.1 in one run; plus cold
+# start, per-task overhead and a kinesis-mock figure. Writes bench/throughput.{json,png}.
+# Extra arguments go to scripts/bench_throughput.py (e.g. --small-records 200000 --runs 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh
+[ -f build/libs/spark-kpl-0.1.0.jar ] || scripts/build.sh
+.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-bench.txt
+exec .venv/bin/python scripts/bench_throughput.py "$@"

@@ -1,0 +1,77 @@
+// The KPL driven from a plain Java loop, outside Spark: the KPL's ceiling on this machine.
+// java -cp build/libs/spark-kpl-0.1.0.jar scripts/bench/KplLoop.java STREAM RECORDS SIZE RUNS KEY=VALUE...
+// Same records as the benchmark's DataFrame: data = "<i>-" right-padded with 'x' to SIZE bytes,
+// partition key "k<i>". Outstanding records capped as the sink's defaults (100,000 records,
+// 64 MiB) so the loop cannot outrun memory. Prints one JSON line per run.
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import sparkkpl.shaded.com.google.common.util.concurrent.FutureCallback;
+import sparkkpl.shaded.com.google.common.util.concurrent.Futures;
+import sparkkpl.shaded.com.google.common.util.concurrent.ListenableFuture;
+import sparkkpl.shaded.com.google.common.util.concurrent.MoreExecutors;
+import sparkkpl.shaded.software.amazon.kinesis.producer.KinesisProducer;
+import sparkkpl.shaded.software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.shaded.software.amazon.kinesis.producer.UserRecordResult;
+
+public class KplLoop {
+    static final long CAP_RECORDS = 100_000, CAP_BYTES = 64L << 20;
+
+    public static void main(String[] args) throws Exception {
+        String stream = args[0];
+        int records = Integer.parseInt(args[1]), size = Integer.parseInt(args[2]), runs = Integer.parseInt(args[3]);
+        Properties props = new Properties();
+        for (String kv : Arrays.copyOfRange(args, 4, args.length)) {
+            int eq = kv.indexOf('=');
+            props.setProperty(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        KinesisProducer producer = new KinesisProducer(KinesisProducerConfiguration.fromProperties(props));
+        try {
+            byte[] pad = new byte[size];
+            Arrays.fill(pad, (byte) 'x');
+            // warm-up: one record, so the shard map is loaded (as the Spark runs' warm-up write)
+            producer.addUserRecord(stream, "warm-up", ByteBuffer.wrap("warm-up".getBytes())).get();
+            for (int run = 0; run < runs; run++) {
+                AtomicLong outRecords = new AtomicLong(), outBytes = new AtomicLong();
+                AtomicLong ok = new AtomicLong(), failed = new AtomicLong();
+                long blocked = 0;
+                long start = System.nanoTime();
+                double wallStart = System.currentTimeMillis() / 1000.0;
+                for (int i = 0; i < records; i++) {
+                    byte[] data = pad.clone();
+                    byte[] head = (i + "-").getBytes(StandardCharsets.UTF_8);
+                    System.arraycopy(head, 0, data, 0, Math.min(head.length, size));
+                    while (outRecords.get() >= CAP_RECORDS || outBytes.get() + size > CAP_BYTES) {
+                        producer.flush();
+                        Thread.sleep(1);
+                        blocked++;
+                    }
+                    outRecords.incrementAndGet();
+                    outBytes.addAndGet(size);
+                    ListenableFuture<UserRecordResult> f = producer.addUserRecord(stream, "k" + i, ByteBuffer.wrap(data));
+                    Futures.addCallback(f, new FutureCallback<UserRecordResult>() {
+                        public void onSuccess(UserRecordResult r) {
+                            (r.isSuccessful() ? ok : failed).incrementAndGet();
+                            outRecords.decrementAndGet(); outBytes.addAndGet(-size);
+                        }
+                        public void onFailure(Throwable t) {
+                            failed.incrementAndGet();
+                            outRecords.decrementAndGet(); outBytes.addAndGet(-size);
+                        }
+                    }, MoreExecutors.directExecutor());
+                }
+                producer.flush();
+                while (ok.get() + failed.get() < records) Thread.sleep(1);
+                double seconds = (System.nanoTime() - start) / 1e9;
+                System.out.printf("{\"run\": %d, \"records\": %d, \"failed\": %d, \"seconds\": %.4f, \"wall_start\": %.3f, \"blocked_sleeps\": %d}%n",
+                        run, ok.get(), failed.get(), seconds, wallStart, blocked);
+                System.out.flush();
+            }
+        } finally {
+            producer.flushSync();
+            producer.destroy();
+        }
+    }
+}
