@@ -53,10 +53,16 @@ final class PayloadFormat implements Serializable {
         String name = config.getChoice(SinkOption.FORMAT);
         if (name.equals(AVRO) && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
-                + "add org.apache.spark:spark-avro_2.13:" + session.version()
+                + "add org.apache.spark:spark-avro_" + scalaBinaryVersion() + ":" + session.version()
                 + " (spark-submit --packages, or the spark.jars.packages config)");
         }
         return new PayloadFormat(name, session.conf().get("spark.sql.session.timeZone"));
+    }
+
+    /** "2.13" for Scala 2.13.16: the suffix of Spark's Scala artifacts. */
+    private static String scalaBinaryVersion() {
+        String[] parts = scala.util.Properties.versionNumberString().split("\\.");
+        return parts[0] + "." + parts[1];
     }
 
     private static boolean avroModulePresent() {
