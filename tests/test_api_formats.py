@@ -98,6 +98,11 @@ def test_write_rdd_passes_bytes_and_str_through(spark, kinesis, stream):
     assert sorted(r.data for r in kinesis.read_records(stream)) == [b"more", b"raw", b"text"]
 
 
+def test_write_rdd_checks_its_arguments_before_any_job():
+    with pytest.raises(TypeError, match="rdd must be a pyspark RDD, got list"):
+        spark_kpl.write_rdd(["not", "an", "rdd"], "stream")
+
+
 def test_write_rdd_names_the_record_it_cannot_serialize(spark, kinesis, stream):
     items = spark.sparkContext.parallelize(["ok", "ok", 42], 1)
     with pytest.raises(Exception, match="record 2 of RDD partition 0: is a int; without a serializer"):
