@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Reliability scenarios (issue 6): the sink through the real KPL against the project's own
+# fault-injecting endpoint; writes docs/reliability.md. Arguments go to scripts/reliability.py
+# (e.g. --records 2000, --only "no faults").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh
+[ -f build/libs/spark-kpl-0.1.0.jar ] || scripts/build.sh
+exec .venv/bin/python scripts/reliability.py "$@"
