@@ -30,6 +30,7 @@ def _snapshot_jar() -> None:
 _snapshot_jar()
 
 from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
 from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
 
 #: Producers close soon after a test's write, so no daemon outlives the test that started it.
@@ -76,6 +77,26 @@ def stream(kinesis: LocalKinesis, request: pytest.FixtureRequest) -> Iterator[st
     kinesis.create_stream(name, shards=2)
     yield name
     kinesis.delete_stream(name)
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[KinesisEndpoint]:
+    """The project's own TLS endpoint (fast, fault-injecting), one per test module."""
+    with KinesisEndpoint() as own:
+        yield own
+
+
+@pytest.fixture
+def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
+    """A fresh 2-shard stream on the endpoint; faults and outages cleared afterwards, whatever the
+    test did (it may have deleted the stream itself)."""
+    name = f"ep{next(_stream_numbers)}"
+    endpoint.create_stream(name, shards=2)
+    yield name
+    endpoint.set_faults(Faults())
+    endpoint.end_outage()
+    if name in endpoint.streams:
+        endpoint.delete_stream(name)
 
 
 def _session(master: str, conf: Dict[str, str]):

@@ -12,41 +12,21 @@ driver (a profile that does not exist, a key id without its secret) is tested in
 
 from __future__ import annotations
 
-import itertools
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.endpoint import KinesisEndpoint
 
 #: No case may take longer than this: an error must come, not a hang.
 BOUND_SECONDS = 90
 #: The KPL retries a missing stream or an unreachable endpoint until a record's time to live ends.
 SHORT_TTL = {"RecordTtl": "3000"}
-
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[KinesisEndpoint]:
-    with KinesisEndpoint() as ep:
-        yield ep
-
-
-@pytest.fixture
-def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
-    name = f"bad{next(_names)}"
-    endpoint.create_stream(name, shards=1)
-    yield name
-    if name in endpoint.streams:
-        endpoint.delete_stream(name)
-
 
 def closed_port() -> int:
     with socket.socket() as s:

@@ -4,11 +4,9 @@ without faults, with faults it must retry through, and with faults it cannot sur
 from __future__ import annotations
 
 import hashlib
-import itertools
 import socket
 import threading
 from collections import Counter
-from typing import Iterator
 
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError
@@ -16,26 +14,6 @@ from botocore.exceptions import ClientError, ConnectionClosedError
 import spark_kpl
 from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
-
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[KinesisEndpoint]:
-    with KinesisEndpoint() as ep:
-        yield ep
-
-
-@pytest.fixture
-def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
-    """A fresh 2-shard stream; faults cleared afterwards, whatever the test did."""
-    name = f"ep{next(_names)}"
-    endpoint.create_stream(name, shards=2)
-    yield name
-    endpoint.set_faults(Faults())
-    endpoint.end_outage()
-    endpoint.delete_stream(name)
-
 
 def delivery(endpoint, stream, count):
     return compare(numbered_expected(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))
