@@ -103,13 +103,11 @@ def shared_root() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def java_classpath(jar: Path, shared_root: Path) -> str:
-    """NativeDaemon, what it uses and InstallMain compiled from source, then the jar (the KPL, relocated)."""
+    """InstallMain compiled against the jar, then the jar itself: NativeDaemon as users run it."""
     classes = shared_root / "classes"
-    sources = sorted((REPO / "jvm/src/main/java/sparkkpl/natives").glob("*.java"))
-    sources.append(REPO / "jvm/src/test/java/sparkkpl/natives/InstallMain.java")
     javac = subprocess.run(
-        ["javac", "--release", "17", "-Werror", "-implicit:class", "-Xprefer:source", "-d", str(classes),
-         "-sourcepath", str(REPO / "jvm/src/main/java"), "-cp", str(jar), *map(str, sources)],
+        ["javac", "--release", "17", "-Werror", "-d", str(classes), "-cp", str(jar),
+         str(REPO / "jvm/src/test/java/sparkkpl/natives/InstallMain.java")],
         capture_output=True, text=True,
     )
     assert javac.returncode == 0, javac.stderr
