@@ -60,6 +60,12 @@ public final class ProducerRegistry {
         Map<String, String> key = config.producerIdentity();
         synchronized (ENTRIES) {
             Entry entry = ENTRIES.get(key);
+            if (entry != null && entry.producer.isBroken()) {
+                // Its tasks have failed and will be retried: give them a working daemon.
+                ENTRIES.remove(key);
+                IDLE_CLOSER.execute(entry.producer::close);
+                entry = null;
+            }
             if (entry == null) {
                 entry = new Entry(OffTaskThread.call(FACTORY, () -> create(config)));
                 ENTRIES.put(key, entry);

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.KinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
 
@@ -20,6 +21,7 @@ public final class SharedProducer {
     private final OutstandingLimit limit;
     private final long idleTimeoutMs;
     private final long closeTimeoutMs;
+    private volatile boolean broken;
 
     SharedProducer(KinesisProducer kpl, long maxRecords, long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
@@ -42,6 +44,12 @@ public final class SharedProducer {
         try {
             future = kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
                 ByteBuffer.wrap(record.data()));
+        } catch (DaemonException e) {
+            // The daemon is gone and the KPL declined to restart it (it does not when one dies
+            // soon after starting): this producer can take nothing more.
+            broken = true;
+            limit.release(size);
+            throw e;
         } catch (RuntimeException e) {
             limit.release(size);
             throw e;
@@ -54,6 +62,11 @@ public final class SharedProducer {
     public static long recordBytes(KinesisRecord record) {
         String hashKey = record.explicitHashKey();
         return record.data().length + record.partitionKey().length() + (hashKey == null ? 0 : hashKey.length());
+    }
+
+    /** Whether the daemon died for good; the registry then starts a new producer for the next task. */
+    boolean isBroken() {
+        return broken;
     }
 
     public void flush() {
