@@ -47,9 +47,7 @@ class LocalStackKinesis(LocalKinesis):
 
     def stop(self) -> None:
         atexit.unregister(self.stop)
-        for client in self._clients.values():
-            client.close()
-        self._clients.clear()
+        self._close_clients()
         container, self._container = self._container, None
         if container is not None:
             container.stop()

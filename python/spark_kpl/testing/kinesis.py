@@ -212,9 +212,7 @@ class LocalKinesis:
         atexit.unregister(self.stop)
         # kinesis-mock's SIGTERM shutdown waits up to 30 s for open keep-alive connections to end:
         # close this object's own before asking it to stop.
-        for client in self._clients.values():
-            client.close()
-        self._clients.clear()
+        self._close_clients()
         proc, self._proc = self._proc, None
         if proc is not None:
             _terminate(proc)
@@ -225,6 +223,11 @@ class LocalKinesis:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
         self._ports = None
+
+    def _close_clients(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
 
     @property
     def pid(self) -> Optional[int]:
