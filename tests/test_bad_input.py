@@ -13,7 +13,6 @@ driver (a profile that does not exist, a key id without its secret) is tested in
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
@@ -88,23 +87,11 @@ def empty_data(spark, ep, stream):
 
 
 def stream_deleted_mid_job(spark, ep, stream):
-    """A slow write (one shard, no aggregation, RateLimit 20%: ~200 records/s); the stream is deleted
-    from another thread once records arrive."""
-    def delete_once_started():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if ep.streams.get(stream) and ep.records(stream):
-                break
-            time.sleep(0.05)
-        ep.delete_stream(stream)
-
-    deleter = threading.Thread(target=delete_once_started, daemon=True)
-    deleter.start()
-    try:
-        spark_kpl.write(plain_rows(spark, 3000, 1), stream, partition_key="partitionKey",
-                        AggregationEnabled="false", RateLimit="20", **SHORT_TTL, **ep.kpl_options())
-    finally:
-        deleter.join(70)
+    """The endpoint deletes the stream inside the PutRecords call that stores its 100th record, so
+    the deletion lands mid-write however fast or slow the machine is."""
+    ep.delete_stream_after(stream, 100)
+    spark_kpl.write(plain_rows(spark, 3000, 1), stream, partition_key="partitionKey",
+                    AggregationEnabled="false", **SHORT_TTL, **ep.kpl_options())
 
 
 def unreachable_endpoint(spark, ep, stream):

@@ -59,6 +59,18 @@ def test_boto3_smoke(endpoint, ep_stream):
     assert ep_stream + "-new" not in endpoint.streams
 
 
+def test_delete_stream_after_a_number_of_records(endpoint, ep_stream):
+    client = endpoint.client()
+    endpoint.delete_stream_after(ep_stream, 5)
+    batch = [{"Data": b"x", "PartitionKey": f"k{i}"} for i in range(3)]
+    client.put_records(StreamName=ep_stream, Records=batch)
+    assert len(endpoint.records(ep_stream)) == 3  # below the mark: kept
+    client.put_records(StreamName=ep_stream, Records=batch)  # stored, and the stream goes with it
+    assert ep_stream not in endpoint.streams
+    with pytest.raises(client.exceptions.ResourceNotFoundException):
+        client.put_records(StreamName=ep_stream, Records=batch)
+
+
 def test_boto3_sees_each_fault(endpoint, ep_stream):
     client = endpoint.client()
     entries = [{"Data": b"x" * 100, "PartitionKey": f"k{i}"} for i in range(100)]

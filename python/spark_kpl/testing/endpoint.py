@@ -251,6 +251,8 @@ class KinesisEndpoint:
             self._streams[name] = _Stream(name, _validate_shard_count(name, shards), region)
         self._faults = faults or Faults()
         self._outage_until = 0.0
+        #: stream name -> stored records after which the stream is deleted (see delete_stream_after)
+        self._delete_after: Dict[str, int] = {}
         # Error diffusion: each call (record) adds the share; a fault is due when the sum reaches 1.
         self._carry: Dict[str, float] = {"reset": 0.5, "error": 0.5, "record": 0.5}
         self._error_503 = False
@@ -374,6 +376,7 @@ class KinesisEndpoint:
     def delete_stream(self, name: str) -> None:
         """Delete a stream and what it stored; the name can be reused at once."""
         with self._lock:
+            self._delete_after.pop(name, None)
             if self._streams.pop(name, None) is None:
                 raise KeyError(f"no stream {name!r}")
 
@@ -424,6 +427,16 @@ class KinesisEndpoint:
 
     def in_outage(self) -> bool:
         return time.monotonic() < self._outage_until
+
+    def delete_stream_after(self, name: str, records: int) -> None:
+        """Delete ``name`` inside the PutRecords call that brings its stored records to ``records``
+        or more: a deletion mid-write at a known point, whatever the timing of the writer."""
+        if records < 1:
+            raise ValueError(f"records must be >= 1, got {records!r}")
+        with self._lock:
+            if name not in self._streams:
+                raise KeyError(f"no stream {name!r}")
+            self._delete_after[name] = records
 
     # -- counters ----------------------------------------------------------------------------
 
@@ -685,6 +698,10 @@ class KinesisEndpoint:
             self._counts["bytes_received"] += accepted_bytes
             self._counts["records_rejected"] += len(routed) - accepted
             self._record_errors.update(errors)
+            deletion_due = self._delete_after.get(stream.name)
+            if deletion_due is not None and sum(s.count for s in stream.shards) >= deletion_due:
+                del self._delete_after[stream.name]
+                del self._streams[stream.name]
         return results
 
     def _list_shards(self, payload: Dict[str, Any]) -> Dict[str, Any]:
