@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -65,6 +65,10 @@ def _option_value(name: str, value: Any) -> str:
     raise TypeError(f"option {name} must be a str, int, float or bool, got {type(value).__name__}")
 
 
+def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
+    return {name: _option_value(name, value) for name, value in options.items() if value is not None}
+
+
 def write(
     df: "DataFrame",
     stream: Optional[str],
@@ -102,9 +106,15 @@ def write(
         raise TypeError(f"df must be a pyspark.sql.DataFrame, got {type(df).__name__}")
     if stream is not None and (not isinstance(stream, str) or not stream):
         raise ValueError(f"stream must be a non-empty stream name or None, got {stream!r}")
-    if stream is None and target_stream is None:
-        raise ValueError("give a stream, or target_stream naming each row's stream (or both)")
-    serializes_row = str(options.get("format", "raw")).lower() in ("json", "avro")
+    java_options = _java_options(options)
+    if stream is not None:
+        java_options["streamName"] = stream
+    # As the sink will resolve them, spark.kpl.* keys included; a bad option fails here already.
+    settings = _resolve(df.sparkSession, java_options)
+    if target_stream is None and "spark.kpl.streamName" not in settings:
+        raise ValueError("give a stream, or target_stream naming each row's stream, or set the "
+                         "spark.kpl.streamName config key")
+    serializes_row = settings["spark.kpl.format"] in ("json", "avro")
     if serializes_row and data is not None:
         raise ValueError("data is for format='raw': with format json or avro every column of df is the record")
     arguments = {"partition_key": partition_key, "explicit_hash_key": explicit_hash_key,
@@ -123,11 +133,6 @@ def write(
             raise ValueError(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
-    java_options: Dict[str, str] = {
-        name: _option_value(name, value) for name, value in options.items() if value is not None
-    }
-    if stream is not None:
-        java_options["streamName"] = stream
     shaped = df.select(*columns)
     jvm = df.sparkSession.sparkContext._jvm
     summary: Mapping[str, Any] = jvm.sparkkpl.spark.PythonApi.write(shaped._jdf, java_options)
@@ -214,3 +219,23 @@ def producer_stats(spark: "SparkSession") -> list:
     """Live figures of the driver JVM's producers (in local mode, those the tasks use)."""
     stats = spark.sparkContext._jvm.sparkkpl.spark.PythonApi.producerStats()
     return [{key: int(value) for key, value in entry.items()} for entry in stats]
+
+
+def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
+    """What a write with these options would run with, by ``spark.kpl.*`` key: every sink option
+    (given or default) and every KPL property given, resolved against the session's ``spark.kpl.*``
+    keys exactly as a write resolves them. Secrets show as ``***``. A bad option or key raises the
+    error the write would, naming it; nothing is contacted."""
+    return _resolve(spark, _java_options(options))
+
+
+def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
+    return dict(spark.sparkContext._jvm.sparkkpl.spark.PythonApi.writeSettings(java_options).items())
+
+
+def producer_settings(spark: "SparkSession") -> List[Dict[str, str]]:
+    """What each live producer of the driver JVM (in local mode, those the tasks use) runs with,
+    by ``spark.kpl.*`` key: the sink options that shape it and every KPL property as handed to the
+    KPL, defaults and the sink's own settings included. Secrets show as ``***``."""
+    settings = spark.sparkContext._jvm.sparkkpl.spark.PythonApi.producerSettings()
+    return [dict(entry.items()) for entry in settings]

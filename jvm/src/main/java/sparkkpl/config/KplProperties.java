@@ -22,8 +22,14 @@ public final class KplProperties {
         "CredentialsProvider", "MetricsCredentialsProvider", "GlueSchemaRegistryConfiguration",
         "GlueSchemaRegistryPropertiesFilePath", "GlueSchemaRegistryCredentialsProvider");
 
+    /** Set by the sink to match its own option {@code maxRecordBytes}; an error when given. */
+    public static final String MAX_USER_RECORD_SIZE = "MaxUserRecordSize";
+
     /** Lower-cased name to setter; the setter's own name gives the canonical spelling. */
     private static final Map<String, Method> SETTERS = findSetters();
+
+    /** What a secret shows as wherever settings are logged or shown. */
+    public static final String MASK = "***";
 
     private KplProperties() {}
 
@@ -53,8 +59,14 @@ public final class KplProperties {
         return setter == null ? Optional.empty() : Optional.of(setter.getName().substring(3));
     }
 
-    /** Every canonical property name, sorted. */
+    /** Every property a user may set, by canonical name, sorted. */
     public static Set<String> names() {
+        Set<String> names = new java.util.TreeSet<>(allNames());
+        names.remove(MAX_USER_RECORD_SIZE);
+        return names;
+    }
+
+    private static Set<String> allNames() {
         Set<String> names = new java.util.TreeSet<>();
         SETTERS.values().forEach(m -> names.add(m.getName().substring(3)));
         return names;
@@ -62,10 +74,25 @@ public final class KplProperties {
 
     /** The KPL's default for a property, read from a fresh configuration; empty if it has no getter. */
     public static Optional<String> defaultValue(String canonicalName) {
-        KinesisProducerConfiguration fresh = new KinesisProducerConfiguration();
+        return read(new KinesisProducerConfiguration(), canonicalName);
+    }
+
+    /**
+     * What a configuration holds for every property, by canonical name, secrets masked: the values
+     * a producer really runs with, defaults and the sink's own settings included.
+     */
+    public static Map<String, String> readBack(KinesisProducerConfiguration config) {
+        Map<String, String> values = new TreeMap<>();
+        for (String name : allNames()) {
+            read(config, name).ifPresent(value -> values.put(name, isSecret(name) && !value.isEmpty() ? MASK : value));
+        }
+        return values;
+    }
+
+    private static Optional<String> read(KinesisProducerConfiguration config, String canonicalName) {
         for (String prefix : new String[] {"get", "is"}) {
             try {
-                Object value = KinesisProducerConfiguration.class.getMethod(prefix + canonicalName).invoke(fresh);
+                Object value = KinesisProducerConfiguration.class.getMethod(prefix + canonicalName).invoke(config);
                 return Optional.ofNullable(value).map(String::valueOf);
             } catch (NoSuchMethodException e) {
                 // try the other getter prefix

@@ -116,6 +116,14 @@ public enum SinkOption {
         return this == WRITE_ID;
     }
 
+    /**
+     * Whether it may be a {@code spark.kpl.*} key. A query's checkpoint may not: one set for the
+     * whole session would make every streaming query share it (and fail every batch write).
+     */
+    public boolean isConfigKey() {
+        return !isInternal() && this != CHECKPOINT_LOCATION;
+    }
+
     static Optional<SinkOption> byName(String name) {
         String wanted = name.toLowerCase(Locale.ROOT);
         for (SinkOption option : values()) {

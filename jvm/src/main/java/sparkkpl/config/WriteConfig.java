@@ -19,8 +19,13 @@ public final class WriteConfig implements Serializable {
     public static final long KPL_MAX_RECORD_BYTES = 10L << 20;
     /** ... and no less than 64 bytes. */
     private static final long KPL_MIN_RECORD_BYTES = 64;
-    private static final String KPL_MAX_RECORD_SIZE = "MaxUserRecordSize";
-    private static final String MASK = "***";
+    private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
+    /** The sink options that shape the producer itself, so take part in its identity. */
+    private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
+        SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
+        SinkOption.AWS_ACCESS_KEY_ID, SinkOption.AWS_SECRET_ACCESS_KEY, SinkOption.AWS_SESSION_TOKEN,
+        SinkOption.AWS_PROFILE, SinkOption.AWS_ROLE_ARN, SinkOption.AWS_ROLE_SESSION_NAME,
+        SinkOption.AWS_STS_ENDPOINT};
 
     private final EnumMap<SinkOption, String> sinkOptions;
     /** Canonical KPL property name to value; also the producer's identity on an executor. */
@@ -41,8 +46,13 @@ public final class WriteConfig implements Serializable {
         TreeMap<String, String> kpl = new TreeMap<>();
         sparkConf.forEach((key, value) -> {
             if (key.startsWith(SinkOption.CONF_PREFIX)) {
-                put(sink, kpl, key.substring(SinkOption.CONF_PREFIX.length()), value,
-                    "Spark config key '" + key + "'");
+                String name = key.substring(SinkOption.CONF_PREFIX.length());
+                SinkOption.byName(name).filter(option -> !option.isConfigKey()).ifPresent(option -> {
+                    throw new IllegalArgumentException("Spark config key '" + key + "' is not taken: '"
+                        + option.optionName() + "' belongs to one query, so it is an option only (for a streaming "
+                        + "query, writeStream's own checkpointLocation option)");
+                });
+                put(sink, kpl, name, value, "Spark config key '" + key + "'");
             }
         });
         options.forEach((key, value) -> put(sink, kpl, key, value, "option '" + key + "'"));
@@ -187,11 +197,7 @@ public final class WriteConfig implements Serializable {
      */
     public Map<String, String> producerIdentity() {
         Map<String, String> identity = new TreeMap<>(kplProperties);
-        for (SinkOption option : new SinkOption[] {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
-                SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
-                SinkOption.AWS_ACCESS_KEY_ID, SinkOption.AWS_SECRET_ACCESS_KEY, SinkOption.AWS_SESSION_TOKEN,
-                SinkOption.AWS_PROFILE, SinkOption.AWS_ROLE_ARN, SinkOption.AWS_ROLE_SESSION_NAME,
-                SinkOption.AWS_STS_ENDPOINT}) {
+        for (SinkOption option : PRODUCER_OPTIONS) {
             get(option).ifPresent(value -> identity.put(option.confKey(), value));
         }
         return Collections.unmodifiableMap(identity);
@@ -202,13 +208,41 @@ public final class WriteConfig implements Serializable {
         return KplProperties.toConfiguration(kplProperties);
     }
 
-    /** Secrets are masked: this string reaches logs and the Spark UI. */
+    /**
+     * What this write runs with, by config key: every sink option (given or default) and every KPL
+     * property given. Secrets are masked: this reaches logs, the Spark UI and users' checks.
+     */
+    public Map<String, String> settings() {
+        Map<String, String> settings = new TreeMap<>();
+        for (SinkOption option : SinkOption.values()) {
+            if (!option.isInternal()) {
+                get(option).ifPresent(value -> settings.put(option.confKey(), shown(option, value)));
+            }
+        }
+        kplProperties.forEach((name, value) ->
+            settings.put(SinkOption.CONF_PREFIX + name, KplProperties.isSecret(name) ? KplProperties.MASK : value));
+        return settings;
+    }
+
+    /**
+     * What a producer built for this write runs with, by config key: the sink options that shape
+     * it, and every KPL property as {@code kplConfig} (the one handed to the KPL) holds it.
+     */
+    public Map<String, String> producerSettings(KinesisProducerConfiguration kplConfig) {
+        Map<String, String> settings = new TreeMap<>();
+        for (SinkOption option : PRODUCER_OPTIONS) {
+            get(option).ifPresent(value -> settings.put(option.confKey(), shown(option, value)));
+        }
+        KplProperties.readBack(kplConfig).forEach((name, value) -> settings.put(SinkOption.CONF_PREFIX + name, value));
+        return Collections.unmodifiableMap(settings);
+    }
+
+    private static String shown(SinkOption option, String value) {
+        return option.isSecret() ? KplProperties.MASK : value;
+    }
+
     @Override
     public String toString() {
-        Map<String, String> sink = new TreeMap<>();
-        sinkOptions.forEach((option, v) -> sink.put(option.optionName(), option.isSecret() ? MASK : v));
-        Map<String, String> kpl = new TreeMap<>();
-        kplProperties.forEach((k, v) -> kpl.put(k, KplProperties.isSecret(k) ? MASK : v));
-        return "WriteConfig{sink=" + sink + ", kpl=" + kpl + "}";
+        return "WriteConfig" + settings();
     }
 }

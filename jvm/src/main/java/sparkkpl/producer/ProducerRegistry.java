@@ -111,7 +111,7 @@ public final class ProducerRegistry {
             kplConfig.setEnableOldestFutureTracker(false);
         }
         LOG.info("Starting a KPL producer for {}", config);
-        return new SharedProducer(new KinesisProducer(kplConfig),
+        return new SharedProducer(new KinesisProducer(kplConfig), config.producerSettings(kplConfig),
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
@@ -155,6 +155,15 @@ public final class ProducerRegistry {
             ENTRIES.values().forEach(entry -> stats.add(entry.producer.stats()));
         }
         return stats;
+    }
+
+    /** What every producer of this JVM runs with, by config key, secrets masked. */
+    public static List<Map<String, String>> settings() {
+        List<Map<String, String>> settings = new ArrayList<>();
+        synchronized (ENTRIES) {
+            ENTRIES.values().forEach(entry -> settings.add(entry.producer.settings()));
+        }
+        return settings;
     }
 
     /** How many producers (daemons) this JVM has open. */

@@ -21,10 +21,13 @@ public final class SharedProducer {
     private final OutstandingLimit limit;
     private final long idleTimeoutMs;
     private final long closeTimeoutMs;
+    private final Map<String, String> settings;
     private volatile boolean broken;
 
-    SharedProducer(KinesisProducer kpl, long maxRecords, long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
+    SharedProducer(KinesisProducer kpl, Map<String, String> settings, long maxRecords, long maxBytes,
+                   long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
+        this.settings = settings;
         this.limit = new OutstandingLimit(maxRecords, maxBytes);
         this.idleTimeoutMs = idleTimeoutMs;
         this.closeTimeoutMs = closeTimeoutMs;
@@ -79,6 +82,11 @@ public final class SharedProducer {
 
     long idleTimeoutMs() {
         return idleTimeoutMs;
+    }
+
+    /** What it runs with, by config key, secrets masked (see {@code WriteConfig.producerSettings}). */
+    public Map<String, String> settings() {
+        return settings;
     }
 
     /** Live figures, readable from the driver through {@code sc._jvm}. */

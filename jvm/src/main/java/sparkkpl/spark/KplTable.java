@@ -84,7 +84,7 @@ final class KplTable implements SupportsWrite {
         return location;
     }
 
-    private static java.util.Map<String, String> sessionConf() {
+    static java.util.Map<String, String> sessionConf() {
         java.util.Map<String, String> conf = new java.util.HashMap<>();
         Iterator<Tuple2<String, String>> entries = SparkSession.active().conf().getAll().iterator();
         while (entries.hasNext()) {

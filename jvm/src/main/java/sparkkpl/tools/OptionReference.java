@@ -31,13 +31,15 @@ public final class OptionReference {
             .append("## Sink options\n\n| option | config key | default | what it does |\n|---|---|---|---|\n");
         for (SinkOption option : SinkOption.values()) {
             if (!option.isInternal()) {
-                out.append("| `").append(option.optionName()).append("` | `").append(option.confKey()).append("` | ")
+                out.append("| `").append(option.optionName()).append("` | ")
+                    .append(option.isConfigKey() ? "`" + option.confKey() + "`" : "(option only)").append(" | ")
                     .append(shown(option.defaultValue())).append(" | ").append(option.doc()).append(" |\n");
             }
         }
         out.append("\n## KPL properties\n\nPassed to the KPL's `KinesisProducerConfiguration` under their own names and checked by\n")
             .append("its own setters on the driver (a bad value is an error naming the property and the allowed range).\n")
-            .append("The list is read off the KPL classes in the jar.\n\n")
+            .append("The list is read off the KPL classes in the jar. `").append(KplProperties.MAX_USER_RECORD_SIZE)
+            .append("` is not among them: the sink sets it from `maxRecordBytes`.\n\n")
             .append("| property | config key | KPL default |\n|---|---|---|\n");
         for (String name : KplProperties.names()) {
             out.append("| `").append(name).append("` | `").append(SinkOption.CONF_PREFIX).append(name).append("` | ")
@@ -53,7 +55,7 @@ public final class OptionReference {
             .append("# own .option(...) wins over these. Names match in any case; an unknown key is an error.\n\n")
             .append("# --- Sink options ---\n");
         for (SinkOption option : SinkOption.values()) {
-            if (!option.isInternal()) {
+            if (option.isConfigKey()) {
                 out.append("# ").append(option.doc()).append('\n')
                     .append("# ").append(option.confKey()).append(' ').append(option.defaultValue().orElse("")).append("\n\n");
             }

@@ -118,4 +118,27 @@ public class WriteConfigTest {
         assertContains(errorOf("format", "json", "nullData", "skip"), "'nullData' would be ignored");
         assertContains(errorOf("deadLetterPath", "/tmp/x"), "'deadLetterPath' needs failOnError=false");
     }
+
+    @Test
+    public void aQuerysCheckpointIsAnOptionNeverAConfigKey() {
+        String message = assertThrows(IllegalArgumentException.class, () -> WriteConfig.resolve(
+            Map.of("spark.kpl.checkpointLocation", "/tmp/c"), Map.of("Region", "us-east-1"))).getMessage();
+        assertContains(message, "'spark.kpl.checkpointLocation' is not taken", "option only");
+        assertEquals("/tmp/c", resolve("checkpointLocation", "/tmp/c").settings().get("spark.kpl.checkpointLocation"));
+    }
+
+    @Test
+    public void producerSettingsReadBackWhatTheKplConfigurationHoldsSecretsMasked() {
+        WriteConfig config = WriteConfig.resolve(Map.of("spark.kpl.queueLimit", "7", "spark.kpl.RateLimit", "90"),
+            Map.of("Region", "us-east-1", "ProxyPassword", "pr0xy-secret", "awsAccessKeyId", "AKIDEXAMPLE",
+                "awsSecretAccessKey", "s3cr3t-value"));
+        Map<String, String> settings = config.producerSettings(config.kplConfiguration());
+        assertEquals("7", settings.get("spark.kpl.queueLimit"));
+        assertEquals("90", settings.get("spark.kpl.RateLimit"));
+        assertEquals("6000", settings.get("spark.kpl.RequestTimeout"));  // the KPL's default, read back
+        assertEquals("1048576", settings.get("spark.kpl.MaxUserRecordSize"));  // set by the sink
+        assertEquals("***", settings.get("spark.kpl.ProxyPassword"));
+        assertEquals("***", settings.get("spark.kpl.awsSecretAccessKey"));
+        assertFalse(settings.toString(), settings.toString().contains("s3cr3t") || settings.toString().contains("pr0xy"));
+    }
 }

@@ -1,0 +1,225 @@
+"""conf/spark-defaults.conf.example, loaded as spark-submit loads a spark-defaults.conf: every key in
+it, uncommented with a value other than its default, reaches what it configures.
+
+The KPL properties and the producer options are read back from the live producer of a real write (its
+KinesisProducerConfiguration, as handed to the KPL); the write options from the write's resolved
+settings, and by what they do where the write shows it. The keys go in three files, because some
+exclude others: static keys or a profile, the sink's daemon placement or the user's own, and a role
+or a proxy, which need a service this machine lacks (those two are checked as resolved, not used).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+import spark_kpl
+from spark_kpl import dedup
+from spark_kpl.testing.cluster import spark_home
+
+pytestmark = pytest.mark.uses_spark  # spark-submit of this Spark line
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "conf" / "spark-defaults.conf.example"
+ROWS = 300
+MASKED = "***"
+
+
+def example_keys() -> Dict[str, str]:
+    """Every key of the example, with the default it shows."""
+    keys = {}
+    for line in EXAMPLE.read_text().splitlines():
+        found = re.fullmatch(r"# (spark\.kpl\.\S+) ?(.*)", line)
+        if found:
+            keys[found.group(1)] = found.group(2)
+    return keys
+
+
+def uncommented(values: Dict[str, str]) -> str:
+    """The example's text with these keys uncommented at these values; every other key stays commented."""
+    lines = []
+    for line in EXAMPLE.read_text().splitlines():
+        found = re.fullmatch(r"# (spark\.kpl\.\S+) ?(.*)", line)
+        lines.append(f"{found.group(1)} {values[found.group(1)]}" if found and found.group(1) in values else line)
+    missing = set(values) - set(example_keys())
+    assert not missing, f"not in the example: {missing}"
+    return "\n".join(lines) + "\n"
+
+
+def reaching_the_endpoint(endpoint, stream) -> Dict[str, str]:
+    """The keys every file needs for its write to reach the test endpoint (set to their test values)."""
+    return {"spark.kpl.streamName": stream,
+            **{f"spark.kpl.{name}": value for name, value in endpoint.kpl_options().items()}}
+
+
+def producer_and_write_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
+    """File 1: a real write with nearly every key, static credentials, the sink placing the daemon."""
+    certs = tmp / "certs"
+    certs.mkdir()
+    (certs / "empty.pem").write_text("")
+    return {
+        **reaching_the_endpoint(endpoint, stream),
+        "spark.kpl.queueLimit": "5000",
+        "spark.kpl.queueLimitBytes": "33554432",
+        "spark.kpl.ackTimeoutMs": "120000",
+        "spark.kpl.nativeDir": str(tmp / "native"),
+        "spark.kpl.producerIdleTimeoutMs": "45000",
+        "spark.kpl.shutdownFlushTimeoutMs": "20000",
+        "spark.kpl.failOnError": "false",
+        "spark.kpl.deadLetterPath": str(tmp / "dead-letters"),
+        "spark.kpl.maxRecordBytes": "200000",
+        "spark.kpl.nullData": "skip",
+        "spark.kpl.partitioner": "column",
+        "spark.kpl.defaultPartition": "fallback-key",
+        "spark.kpl.recordId": "prefix",
+        "spark.kpl.allowDuplicates": "true",
+        "spark.kpl.awsAccessKeyId": "AKIDCONFEXAMPLE",
+        "spark.kpl.awsSecretAccessKey": "conf-example-secret",
+        "spark.kpl.awsSessionToken": "conf-example-token",
+        "spark.kpl.AggregationEnabled": "false",
+        "spark.kpl.AggregationMaxCount": "1000",
+        "spark.kpl.AggregationMaxSize": "40000",
+        "spark.kpl.CaCertFile": str(certs / "empty.pem"),
+        "spark.kpl.CaCertPath": str(certs),
+        "spark.kpl.CollectionMaxCount": "400",
+        "spark.kpl.CollectionMaxSize": "4194304",
+        "spark.kpl.ConnectTimeout": "7000",
+        "spark.kpl.CredentialsRefreshDelay": "4000",
+        "spark.kpl.DaemonHealthCheckTimeoutMs": "40000",
+        "spark.kpl.EnableCoreDumps": "true",
+        "spark.kpl.EnableDaemonHealthCheck": "true",
+        # Its KPL default, but the sink turns it off unless the key is given: so seen only if it arrived.
+        "spark.kpl.EnableOldestFutureTracker": "true",
+        "spark.kpl.FailIfThrottled": "true",
+        "spark.kpl.LogLevel": "warning",
+        "spark.kpl.MaxConnections": "12",
+        "spark.kpl.MinConnections": "2",
+        "spark.kpl.MetricsGranularity": "stream",
+        "spark.kpl.MetricsNamespace": "SparkKplConfExample",
+        "spark.kpl.MetricsUploadDelay": "30000",
+        "spark.kpl.RateLimit": "120",
+        "spark.kpl.RecordMaxBufferedTime": "50",
+        "spark.kpl.RecordTtl": "60000",
+        "spark.kpl.RequestTimeout": "8000",
+        "spark.kpl.ReturnUserRecordOnFailure": "true",
+        "spark.kpl.StsEndpoint": "127.0.0.1",
+        "spark.kpl.StsPort": str(endpoint.port),
+        "spark.kpl.ThreadPoolSize": "8",
+        "spark.kpl.ThreadingModel": "POOLED",
+        "spark.kpl.UserRecordTimeoutInMillis": "90000",
+    }
+
+
+def own_daemon_and_profile_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
+    """File 2: a real write with the user's own placed daemon and folder, and a credentials profile."""
+    placed = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(tmp / "placed")],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    (tmp / "kpl-temp").mkdir(mode=0o700)
+    return {
+        **reaching_the_endpoint(endpoint, stream),
+        "spark.kpl.NativeExecutable": placed,
+        "spark.kpl.TempDirectory": str(tmp / "kpl-temp"),
+        "spark.kpl.awsProfile": "conf-example",
+        "spark.kpl.format": "json",
+    }
+
+
+def role_and_proxy_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
+    """File 3, resolved only: assuming a role needs STS, and a proxy a proxy; neither runs here."""
+    return {
+        **reaching_the_endpoint(endpoint, stream),
+        "spark.kpl.awsProfile": "conf-example",
+        "spark.kpl.awsRoleArn": "arn:aws:iam::123456789012:role/conf-example",
+        "spark.kpl.awsRoleSessionName": "conf-example-session",
+        "spark.kpl.awsStsEndpoint": "https://127.0.0.1:1",
+        "spark.kpl.ProxyHost": "127.0.0.1",
+        "spark.kpl.ProxyPort": "3128",
+        "spark.kpl.ProxyUserName": "conf-example-user",
+        "spark.kpl.ProxyPassword": "conf-example-password",
+    }
+
+
+FILES = {"producer and write": producer_and_write_keys, "own daemon and profile": own_daemon_and_profile_keys,
+         "role and proxy": role_and_proxy_keys}
+RESOLVED_ONLY = {"role and proxy"}
+
+
+def submit(properties: Path, tmp: Path, settings: str) -> Tuple[dict, dict]:
+    """spark-submit of the example job with this properties file; its RESULT and SETTINGS lines."""
+    profiles = tmp / "aws-credentials"
+    profiles.write_text("[conf-example]\naws_access_key_id = AKIDPROFILE\naws_secret_access_key = profile-secret\n")
+    env = {**os.environ, "AWS_SHARED_CREDENTIALS_FILE": str(profiles)}
+    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--master", "local[2]",
+               "--properties-file", str(properties), "--jars", str(spark_kpl.jar_path()),
+               "--conf", f"spark.pyspark.python={sys.executable}", "--conf", f"spark.pyspark.driver.python={sys.executable}",
+               str(REPO / "scripts" / "example_job.py"), "--rows", str(ROWS), "--settings", settings]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    problems = [line for line in run.stderr.splitlines() if " INFO " not in line]
+    assert run.returncode == 0, "\n".join(problems[-60:]) + run.stdout[-2000:]
+    printed = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+               for line in run.stdout.splitlines() if line.startswith(("RESULT ", "SETTINGS "))}
+    return printed.get("RESULT", {}), printed["SETTINGS"]
+
+
+def test_the_files_cover_every_key_of_the_example_with_a_value_other_than_its_default(endpoint, tmp_path):
+    covered: Dict[str, str] = {}
+    for name, keys_of in FILES.items():
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        covered.update(keys_of(endpoint, "s", folder))
+    defaults = example_keys()
+    assert set(covered) == set(defaults), "keep FILES in step with the example"
+    same = [key for key, value in covered.items()
+            if value == defaults[key] and key != "spark.kpl.EnableOldestFutureTracker"]
+    assert not same, f"set to their defaults, so not proven to arrive: {same}"
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, tmp_path, name):
+    values = FILES[name](endpoint, ep_stream, tmp_path)
+    properties = tmp_path / "spark-defaults.conf"
+    # allowDuplicates shows by letting a write run with speculation on, which it otherwise refuses.
+    speculation = "spark.speculation true\n" if "spark.kpl.allowDuplicates" in values else ""
+    properties.write_text(uncommented(values) + speculation)
+    result, settings = submit(properties, tmp_path, "only" if name in RESOLVED_ONLY else "after-write")
+
+    if name in RESOLVED_ONLY:
+        producer: Dict[str, str] = {}
+    else:
+        producers: List[Dict[str, str]] = settings["producers"]
+        assert len(producers) == 1, producers
+        producer = producers[0]
+    wrong = {}
+    for key, value in values.items():
+        expected = MASKED if re.search(r"(?i)secret|token|accesskeyid|password", key) else value
+        actual = producer.get(key, settings["write"].get(key))
+        if actual != expected:
+            wrong[key] = (expected, actual)
+    assert not wrong, f"keys that did not arrive, as (set, seen): {wrong}"
+    if name in RESOLVED_ONLY:
+        return
+
+    # What the write shows of them: every row arrived in the stream the file names (the job gives no
+    # stream) with its key; speculation was allowed; file 1 put a record id before each (recordId),
+    # file 2 sent the rows as JSON (format) and placed no daemon of its own (NativeExecutable).
+    assert (result["records_written"], result["records_failed"]) == (ROWS, 0)
+    records = endpoint.records(ep_stream)
+    if name == "producer and write":
+        assert all(dedup.has_record_id(r.data) for r in records)
+        payloads = [dedup.strip(r.data) for r in records]
+        expected = [f"row-{i}".encode() for i in range(ROWS)]
+        placed = list((tmp_path / "native").glob("*/kinesis_producer"))
+        assert len(placed) == 1 and os.access(placed[0], os.X_OK), "the daemon is placed under nativeDir"
+    else:
+        payloads = [r.data for r in records]
+        expected = [json.dumps({"data": f"row-{i}", "key": f"key-{i % 10}"}, separators=(",", ":")).encode()
+                    for i in range(ROWS)]
+    received = sorted(zip(payloads, (r.partition_key for r in records)))
+    assert received == sorted(zip(expected, (f"key-{i % 10}" for i in range(ROWS))))
