@@ -37,6 +37,11 @@ STREAM = "bench"
 SHARDS = 16
 #: Kinesis's per-shard quotas are not what is measured: every KPL-like producer gets them lifted alike.
 KPL_TUNING = {"RateLimit": "10000"}
+#: ... except in the quota workload: a stream this small, the endpoint enforcing Kinesis's per-shard
+#: limits (1,000 records/s, 1 MiB/s), every producer at its own defaults.
+QUOTA_STREAM, QUOTA_SHARDS = "bench-quota", 4
+#: The workloads every producer runs, in report order.
+WORKLOADS = ("A_100B", "B_10KB", "A_100B_quota")
 
 NOT_RUN = {
     "awslabs_connector": (
@@ -77,6 +82,7 @@ def boto3_partition(endpoint_url: str, stream: str):
                 if not answer.get("FailedRecordCount"):
                     return
                 batch = [e for e, r in zip(batch, answer["Records"]) if "ErrorCode" in r]
+                time.sleep(0.05)  # throttled: back off a little before re-sending, as a careful user would
 
         batch = []
         for row in rows:
@@ -90,7 +96,7 @@ def boto3_partition(endpoint_url: str, stream: str):
     return send_partition
 
 
-def aiokpl_partition(endpoint_url: str, stream: str, keys: Dict[str, str]):
+def aiokpl_partition(endpoint_url: str, stream: str, keys: Dict[str, str], lift_limits: bool):
     def send_partition(rows):
         import asyncio
         import warnings
@@ -100,8 +106,9 @@ def aiokpl_partition(endpoint_url: str, stream: str, keys: Dict[str, str]):
         warnings.filterwarnings("ignore")
 
         async def main():
-            config = Config(region="us-east-1", endpoint_url=endpoint_url, verify_ssl=False,
-                            rate_limit_records_per_sec_per_shard=1e9, rate_limit_bytes_per_sec_per_shard=1e12,
+            limits = dict(rate_limit_records_per_sec_per_shard=1e9,
+                          rate_limit_bytes_per_sec_per_shard=1e12) if lift_limits else {}
+            config = Config(region="us-east-1", endpoint_url=endpoint_url, verify_ssl=False, **limits,
                             aws_access_key_id=keys["AWS_ACCESS_KEY_ID"],
                             aws_secret_access_key=keys["AWS_SECRET_ACCESS_KEY"])
             async with Producer(config) as producer:
@@ -128,6 +135,7 @@ def child(args: argparse.Namespace) -> int:
 
     options = json.loads(args.options)
     endpoint_url = options.pop("_endpoint_url", None)
+    lift_limits = options.pop("_lift_limits", True)
     builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName(f"bench-{args.producer}"))
     spark = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .getOrCreate())
@@ -138,27 +146,30 @@ def child(args: argparse.Namespace) -> int:
             small = records_df(spark, args.records, args.size, args.partitions)
             small.count()  # Spark itself warm; the sink's producer and daemon cold
             started = time.time()
-            result = spark_kpl.write(small, STREAM, data="data", partition_key="partitionKey", **options)
+            result = spark_kpl.write(small, args.stream, data="data", partition_key="partitionKey", **options)
             print(json.dumps({"save_start": started, "seconds": time.time() - started,
                               "records": result.records_written}), flush=True)
             return 0
         if args.producer == "sink":
-            spark_kpl.write(records_df(spark, 1, 8, 1), STREAM, data="data", partition_key="partitionKey",
+            spark_kpl.write(records_df(spark, 1, 8, 1), args.stream, data="data", partition_key="partitionKey",
                             **options)  # warm-up: the producer starts and loads the shard map
         for run in range(args.runs):
             started = time.perf_counter()
             wall = time.time()
             extra: Dict[str, Any] = {}
             if args.producer == "sink":
-                result = spark_kpl.write(df, STREAM, data="data", partition_key="partitionKey", **options)
+                result = spark_kpl.write(df, args.stream, data="data", partition_key="partitionKey", **options)
                 extra = {k: getattr(result, k) for k in ("records_written", "records_failed", "backpressure_cycles",
                                                           "blocked_ms", "peak_outstanding_records", "tasks")}
                 records = result.records_written
+            elif args.producer == "noop":  # Spark's own cost of the same job, for the per-task overhead
+                df.write.format("noop").mode("overwrite").save()
+                records = args.records
             elif args.producer == "boto3":
-                df.foreachPartition(boto3_partition(endpoint_url, STREAM))
+                df.foreachPartition(boto3_partition(endpoint_url, args.stream))
                 records = args.records
             elif args.producer == "aiokpl":
-                df.foreachPartition(aiokpl_partition(endpoint_url, STREAM, dict(LOOPBACK_AWS_ENV)))
+                df.foreachPartition(aiokpl_partition(endpoint_url, args.stream, dict(LOOPBACK_AWS_ENV), lift_limits))
                 records = args.records
             else:
                 raise SystemExit(f"unknown producer {args.producer}")
@@ -301,6 +312,7 @@ def main() -> int:
     c.add_argument("--partitions", type=int, default=2)
     c.add_argument("--runs", type=int, default=3)
     c.add_argument("--options", default="{}")
+    c.add_argument("--stream", default=STREAM)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--small-records", type=int, default=1_000_000, help="workload A records (100 B)")
     parser.add_argument("--large-records", type=int, default=100_000, help="workload B records (10 KB)")
@@ -309,13 +321,15 @@ def main() -> int:
     parser.add_argument("--aiokpl-scale", type=float, default=1.0, help="aiokpl writes this share")
     parser.add_argument("--producers", default="sink,kpl_loop,boto3,aiokpl")
     parser.add_argument("--mock-records", type=int, default=20_000)
+    parser.add_argument("--quota-records", type=int, default=200_000,
+                        help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench"))
     parser.add_argument("--skip-extras", action="store_true", help="no per-task, cold-start or kinesis-mock runs")
     args = parser.parse_args()
     if args.cmd == "child":
         return child(args)
 
-    from spark_kpl.testing.endpoint import KinesisEndpoint
+    from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
 
     def terminated(signum, frame):  # run the finally blocks: stop children and the endpoint
         raise SystemExit(f"signal {signum}")
@@ -345,13 +359,19 @@ def main() -> int:
             return put_records(payload)
 
         endpoint._ops["PutRecords"] = timed_put_records
-        kpl_opts = {**endpoint.kpl_options(), **KPL_TUNING}
         native_dir = work / "native"
         native = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(native_dir),
                                  "--jar", str(jar)], env=loopback_env(), capture_output=True, text=True,
                                 check=True).stdout.strip().splitlines()[-1]
-        workloads = [("A_100B", 100, args.small_records), ("B_10KB", 10_000, args.large_records)]
-        for wname, size, n in workloads:
+        workloads = [("A_100B", 100, args.small_records, STREAM), ("B_10KB", 10_000, args.large_records, STREAM),
+                     ("A_100B_quota", 100, args.quota_records, QUOTA_STREAM)]
+        endpoint.create_stream(QUOTA_STREAM, QUOTA_SHARDS)
+        for wname, size, n, stream in workloads:
+            quota = stream == QUOTA_STREAM
+            if quota and not n:
+                continue
+            endpoint.set_faults(Faults.kinesis_limits() if quota else Faults())
+            kpl_opts = endpoint.kpl_options() if quota else {**endpoint.kpl_options(), **KPL_TUNING}
             for producer in args.producers.split(","):
                 scale = {"boto3": args.boto3_scale, "aiokpl": args.aiokpl_scale}.get(producer, 1.0)
                 records = max(500, int(n * scale))
@@ -364,12 +384,13 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), STREAM,
+                    command = ["java", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
-                    options = dict(kpl_opts) if producer == "sink" else {"_endpoint_url": endpoint.endpoint_url}
+                    options = dict(kpl_opts) if producer == "sink" else {
+                        "_endpoint_url": endpoint.endpoint_url, "_lift_limits": not quota}
                     command = py + ["--producer", producer, "--records", str(records), "--size", str(size),
-                                    "--runs", str(args.runs), "--options", json.dumps(options)]
+                                    "--runs", str(args.runs), "--options", json.dumps(options), "--stream", stream]
                 entry = run_process(command, log, timeout=900)
                 entry.update(workload=wname, producer=producer, record_bytes=size, records=records,
                              endpoint=endpoint.stats())
@@ -378,15 +399,19 @@ def main() -> int:
                 print(json.dumps({k: entry.get(k) for k in ("records_per_s", "peak_rss_bytes", "returncode")}),
                       flush=True)
                 _save(report, out)
+        endpoint.set_faults(Faults())
+        kpl_opts = {**endpoint.kpl_options(), **KPL_TUNING}
 
-        # Per-task overhead: the same 20,000 records in 2 or in 2,000 partitions, through the sink.
-        for partitions, rows in () if args.skip_extras else ((2, 10_000), (2000, 10)):
-            print(f"[{time.strftime('%H:%M:%S')}] tasks {partitions} x {rows}", flush=True)
-            command = py + ["--producer", "sink", "--records", str(partitions * rows), "--size", "100",
+        # Per-task overhead: the same 20,000 records in 2 or in 2,000 partitions, through the sink and
+        # through Spark's noop sink (what Spark's own scheduling of those tasks costs).
+        tasks = [(p, r, producer) for p, r in ((2, 10_000), (2000, 10)) for producer in ("sink", "noop")]
+        for partitions, rows, producer in () if args.skip_extras else tasks:
+            print(f"[{time.strftime('%H:%M:%S')}] tasks {partitions} x {rows} {producer}", flush=True)
+            command = py + ["--producer", producer, "--records", str(partitions * rows), "--size", "100",
                             "--partitions", str(partitions), "--runs", str(args.runs), "--options",
                             json.dumps(kpl_opts)]
             entry = run_process(command, log, timeout=900)
-            entry.update(workload=f"tasks_{partitions}x{rows}", producer="sink", record_bytes=100,
+            entry.update(workload=f"tasks_{partitions}x{rows}", producer=producer, record_bytes=100,
                          records=partitions * rows, partitions=partitions)
             summarize(entry, 100)
             report["results"].append(entry)
@@ -459,9 +484,9 @@ def plot(report: Dict[str, Any], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    entries = [e for e in report["results"] if e.get("records_per_s") and e["workload"] in ("A_100B", "B_10KB")]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    for col, workload in enumerate(("A_100B", "B_10KB")):
+    entries = [e for e in report["results"] if e.get("records_per_s") and e["workload"] in WORKLOADS]
+    fig, axes = plt.subplots(2, len(WORKLOADS), figsize=(6 * len(WORKLOADS), 8), squeeze=False)
+    for col, workload in enumerate(WORKLOADS):
         rows = [e for e in entries if e["workload"] == workload]
         names = [e["producer"] for e in rows]
         med = [e["records_per_s"]["median"] for e in rows]

@@ -12,12 +12,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_throughput import WORKLOADS, plot  # noqa: E402
+
 
 def table(report: dict) -> str:
-    rows = [e for e in report["results"] if e["workload"] in ("A_100B", "B_10KB")]
+    rows = [e for e in report["results"] if e["workload"] in WORKLOADS]
     out = ["| workload | producer | records/run | records/s median (min–max) | MB/s median | vs sink | "
            "peak RSS MiB (by process) | endpoint CPU s / wall s |", "|---|---|---:|---:|---:|---:|---|---:|"]
-    for workload in ("A_100B", "B_10KB"):
+    for workload in WORKLOADS:
         base = next((e for e in rows if e["workload"] == workload and e["producer"] == "sink"
                      and e.get("records_per_s")), None)
         for e in (e for e in rows if e["workload"] == workload):
@@ -39,10 +41,12 @@ def table(report: dict) -> str:
 
 def extras(report: dict) -> str:
     out = []
+    medians = {}
     for e in report["results"]:
         if e["workload"].startswith("tasks_") and e.get("records_per_s"):
             secs = sorted(r["seconds"] for r in e["runs"])
-            out.append(f"- {e['workload']} ({e['records']:,} records of 100 B through the sink): "
+            medians[(e["workload"], e["producer"])] = secs[len(secs) // 2]
+            out.append(f"- {e['workload']} ({e['records']:,} records of 100 B, {e['producer']}): "
                        f"{' / '.join(f'{s:.2f}' for s in secs)} s per write (min/median/max)")
         if e["workload"] == "cold_start":
             out.append(f"- cold start (fresh driver JVM, empty nativeDir, 1,000 records): save() → first PutRecords "
@@ -52,6 +56,13 @@ def extras(report: dict) -> str:
         if e["workload"] == "A_100B_kinesis_mock" and e.get("records_per_s"):
             out.append(f"- kinesis-mock, sink, {e['records']:,} × 100 B, 1 run: "
                        f"{e['records_per_s']['median']:,.0f} records/s")
+    per_task = {producer: (medians[("tasks_2000x10", producer)] - medians[("tasks_2x10000", producer)]) / 1998
+                for producer in ("sink", "noop")
+                if ("tasks_2000x10", producer) in medians and ("tasks_2x10000", producer) in medians}
+    if len(per_task) == 2:
+        out.append(f"- per task (median of 2,000 tasks less that of 2, over 1,998): sink {per_task['sink'] * 1000:.1f} "
+                   f"ms, Spark's noop sink {per_task['noop'] * 1000:.1f} ms; the sink's own share "
+                   f"{(per_task['sink'] - per_task['noop']) * 1000:.1f} ms")
     return "\n".join(out)
 
 
@@ -61,7 +72,6 @@ def main() -> int:
     print(table(report))
     print()
     print(extras(report))
-    from bench_throughput import plot
     plot(report, path.parent)
     return 0
 
