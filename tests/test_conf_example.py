@@ -4,8 +4,9 @@ it, uncommented with a value other than its default, reaches what it configures.
 The KPL properties and the producer options are read back from the live producer of a real write (its
 KinesisProducerConfiguration, as handed to the KPL); the write options from the write's resolved
 settings, and by what they do where the write shows it. The keys go in three files, because some
-exclude others: static keys or a profile, the sink's daemon placement or the user's own, and a role
-or a proxy, which need a service this machine lacks (those two are checked as resolved, not used).
+exclude others: static keys or a profile, the sink's daemon placement or the user's own; the third,
+a role, needs STS, which does not run here, so it is checked as resolved, not used. The Proxy* keys
+route the daemon through a loopback CONNECT proxy that checks their credentials.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
 import spark_kpl
 from spark_kpl import dedup
 from spark_kpl.testing.cluster import spark_home
+from spark_kpl.testing.proxy import ConnectProxy
 
 pytestmark = pytest.mark.uses_spark  # spark-submit of this Spark line
 
@@ -30,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "conf" / "spark-defaults.conf.example"
 ROWS = 300
 MASKED = "***"
+PROXY_USER, PROXY_PASSWORD = "conf-example-user", "conf-example-password"
 
 
 def example_keys() -> Dict[str, str]:
@@ -59,7 +62,7 @@ def reaching_the_endpoint(endpoint, stream) -> Dict[str, str]:
             **{f"spark.kpl.{name}": value for name, value in endpoint.kpl_options().items()}}
 
 
-def producer_and_write_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
+def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
     """File 1: a real write with nearly every key, static credentials, the sink placing the daemon."""
     certs = tmp / "certs"
     certs.mkdir()
@@ -117,8 +120,9 @@ def producer_and_write_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
     }
 
 
-def own_daemon_and_profile_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
-    """File 2: a real write with the user's own placed daemon and folder, and a credentials profile."""
+def own_daemon_and_profile_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
+    """File 2: a real write with the user's own placed daemon and folder, a credentials profile, and
+    the daemon's connections through an authenticating proxy."""
     placed = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(tmp / "placed")],
                             check=True, capture_output=True, text=True).stdout.strip()
     (tmp / "kpl-temp").mkdir(mode=0o700)
@@ -128,27 +132,33 @@ def own_daemon_and_profile_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
         "spark.kpl.TempDirectory": str(tmp / "kpl-temp"),
         "spark.kpl.awsProfile": "conf-example",
         "spark.kpl.format": "json",
+        "spark.kpl.ProxyHost": "127.0.0.1",
+        "spark.kpl.ProxyPort": str(proxy.port),
+        "spark.kpl.ProxyUserName": PROXY_USER,
+        "spark.kpl.ProxyPassword": PROXY_PASSWORD,
     }
 
 
-def role_and_proxy_keys(endpoint, stream, tmp: Path) -> Dict[str, str]:
-    """File 3, resolved only: assuming a role needs STS, and a proxy a proxy; neither runs here."""
+def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
+    """File 3, resolved only: assuming a role needs STS, which does not run here."""
     return {
         **reaching_the_endpoint(endpoint, stream),
         "spark.kpl.awsProfile": "conf-example",
         "spark.kpl.awsRoleArn": "arn:aws:iam::123456789012:role/conf-example",
         "spark.kpl.awsRoleSessionName": "conf-example-session",
         "spark.kpl.awsStsEndpoint": "https://127.0.0.1:1",
-        "spark.kpl.ProxyHost": "127.0.0.1",
-        "spark.kpl.ProxyPort": "3128",
-        "spark.kpl.ProxyUserName": "conf-example-user",
-        "spark.kpl.ProxyPassword": "conf-example-password",
     }
 
 
-FILES = {"producer and write": producer_and_write_keys, "own daemon and profile": own_daemon_and_profile_keys,
-         "role and proxy": role_and_proxy_keys}
-RESOLVED_ONLY = {"role and proxy"}
+FILES = {"producer and write": producer_and_write_keys,
+         "own daemon, profile and proxy": own_daemon_and_profile_keys, "role": role_keys}
+RESOLVED_ONLY = {"role"}
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[ConnectProxy]:
+    with ConnectProxy(PROXY_USER, PROXY_PASSWORD) as running:
+        yield running
 
 
 def submit(properties: Path, tmp: Path, settings: str) -> Tuple[dict, dict]:
@@ -168,12 +178,12 @@ def submit(properties: Path, tmp: Path, settings: str) -> Tuple[dict, dict]:
     return printed.get("RESULT", {}), printed["SETTINGS"]
 
 
-def test_the_files_cover_every_key_of_the_example_with_a_value_other_than_its_default(endpoint, tmp_path):
+def test_the_files_cover_every_key_of_the_example_with_a_value_other_than_its_default(endpoint, proxy, tmp_path):
     covered: Dict[str, str] = {}
     for name, keys_of in FILES.items():
         folder = tmp_path / name.replace(" ", "-")
         folder.mkdir()
-        covered.update(keys_of(endpoint, "s", folder))
+        covered.update(keys_of(endpoint, "s", folder, proxy))
     defaults = example_keys()
     assert set(covered) == set(defaults), "keep FILES in step with the example"
     same = [key for key, value in covered.items()
@@ -182,8 +192,9 @@ def test_the_files_cover_every_key_of_the_example_with_a_value_other_than_its_de
 
 
 @pytest.mark.parametrize("name", list(FILES))
-def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, tmp_path, name):
-    values = FILES[name](endpoint, ep_stream, tmp_path)
+def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, proxy, tmp_path, name):
+    values = FILES[name](endpoint, ep_stream, tmp_path, proxy)
+    tunnels_before = proxy.tunnels
     properties = tmp_path / "spark-defaults.conf"
     # allowDuplicates shows by letting a write run with speculation on, which it otherwise refuses.
     speculation = "spark.speculation true\n" if "spark.kpl.allowDuplicates" in values else ""
@@ -218,6 +229,7 @@ def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, tmp_p
         placed = list((tmp_path / "native").glob("*/kinesis_producer"))
         assert len(placed) == 1 and os.access(placed[0], os.X_OK), "the daemon is placed under nativeDir"
     else:
+        assert proxy.tunnels > tunnels_before and not proxy.refused, "the daemon went through the proxy, signed in"
         payloads = [r.data for r in records]
         expected = [json.dumps({"data": f"row-{i}", "key": f"key-{i % 10}"}, separators=(",", ":")).encode()
                     for i in range(ROWS)]
