@@ -227,8 +227,11 @@ class TreeSampler(threading.Thread):
                 if pid in table:
                     name, _, rss = table[pid]
                     kind = "daemon" if name.startswith("kinesis_produc") else (
-                        "jvm" if name == "java" else "python" if name.startswith("python") else name)
-                    kinds[kind] = kinds.get(kind, 0) + rss
+                        "jvm" if name == "java" else "python" if name.startswith("python") else None)
+                    # Anything else is a fork between fork() and exec() (named after the forking
+                    # thread), sharing its parent's pages: counting it would count the parent twice.
+                    if kind:
+                        kinds[kind] = kinds.get(kind, 0) + rss
                 stack.extend(children.get(pid, []))
             total = sum(kinds.values())
             if total > self.peak_total:
