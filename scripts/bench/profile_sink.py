@@ -1,0 +1,143 @@
+"""Where the sink's time goes: one write through the real KPL to the project's endpoint, with the CPU
+seconds of every process (the Spark JVM, the KPL daemon, this Python) and a JFR profile of the JVM
+summarized by whose code was running (the sink's, the KPL's Java side, Spark's, the rest).
+
+    .venv/bin/python scripts/bench/profile_sink.py --records 400000 --size 100
+
+Prints the figures; keeps the recording at --jfr for a closer look (``jfr print``). Stops the
+endpoint and Spark it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Dict, Iterable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spark_kpl.testing._env import apply_loopback_env  # noqa: E402
+
+apply_loopback_env()
+
+#: Whose code a sampled frame is, by class name prefix (JFR writes them with slashes).
+OWNERS = (("sparkkpl/shaded/software/amazon/kinesis/producer", "KPL (Java side)"),
+          ("sparkkpl/shaded/com/google/protobuf", "KPL (Java side)"),
+          ("sparkkpl/shaded", "libraries the sink bundles"), ("sparkkpl/", "the sink"),
+          ("org/apache/spark", "Spark"), ("scala/", "Spark"))
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid: int) -> Dict[int, str]:
+    parents: Dict[int, tuple] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        parents[int(entry)] = (int(raw.rsplit(")", 1)[1].split()[1]), raw[raw.index("(") + 1:raw.rindex(")")])
+    found, stack = {}, [pid]
+    while stack:
+        parent = stack.pop()
+        for child, (ppid, name) in parents.items():
+            if ppid == parent:
+                found[child] = name
+                stack.append(child)
+    return found
+
+
+def tools_env() -> Dict[str, str]:
+    """jcmd and jfr are JVMs too: without this they would start recordings of their own."""
+    return {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
+
+
+def owner(frames: Iterable[dict]) -> str:
+    """The innermost frame that belongs to someone named in OWNERS; else the JDK's."""
+    for frame in frames:
+        name = frame["method"]["type"]["name"]
+        for prefix, who in OWNERS:
+            if name.startswith(prefix):
+                return who
+    return "JDK (I/O, locks, GC-visible work)"
+
+
+def jfr_shares(recording: Path, start: float, end: float) -> collections.Counter:
+    """Samples of the JVM's threads between two wall-clock times, by owner of the running code."""
+    printed = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", str(recording)],
+                             capture_output=True, text=True, check=True, env=tools_env()).stdout
+    shares: collections.Counter = collections.Counter()
+    for event in json.loads(printed)["recording"]["events"]:
+        values = event["values"]
+        if start <= datetime.fromisoformat(values["startTime"]).timestamp() <= end:
+            shares[owner(values["stackTrace"]["frames"])] += 1
+    return shares
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=400_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--jfr", default=str(Path(tempfile.gettempdir()) / "spark-kpl-sink.jfr"))
+    args = parser.parse_args()
+    # The driver JVM is started by pyspark below and inherits this.
+    os.environ["JAVA_TOOL_OPTIONS"] = (f"-XX:FlightRecorderOptions=stackdepth=256 "
+                                       f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
+
+    from pyspark.sql import SparkSession
+
+    import spark_kpl
+    from bench_throughput import KPL_TUNING, records_df
+    from spark_kpl.testing.endpoint import KinesisEndpoint
+
+    with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
+        spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).config(
+            "spark.ui.enabled", "false").getOrCreate()
+        try:
+            options = {**endpoint.kpl_options(), **KPL_TUNING}
+            spark_kpl.write(records_df(spark, 1, 8, 1), "profile", partition_key="partitionKey", **options)
+            rows = records_df(spark, args.records, args.size, 2).persist()
+            rows.count()
+            processes = descendants(os.getpid())
+            before = {pid: cpu_seconds(pid) for pid in processes}
+            own_before, started = cpu_seconds(os.getpid()), time.time()
+            result = spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
+            ended = time.time()
+            seconds = ended - started
+            spent = {pid: cpu_seconds(pid) - before[pid] for pid in before if os.path.exists(f"/proc/{pid}")}
+            own = cpu_seconds(os.getpid()) - own_before
+            jvm = next(pid for pid, name in processes.items() if name == "java")
+            # The JVM outlives spark.stop() (it goes with this process): take the recording now.
+            subprocess.run(["jcmd", str(jvm), "JFR.dump", f"filename={args.jfr}"], check=True,
+                           capture_output=True, env=tools_env())
+        finally:
+            spark.stop()
+    print(f"{result.records_written:,} records of {args.size} B in {seconds:.2f} s: "
+          f"{result.records_written / seconds:,.0f} records/s")
+    for pid, cpu in sorted(spent.items(), key=lambda item: -item[1]):
+        if cpu > 0.05:
+            print(f"  {processes[pid]:<16} {cpu:6.2f} CPU s = {cpu * 1e6 / result.records_written:5.1f} µs/record")
+    print(f"  {'this Python':<16} {own:6.2f} CPU s (the endpoint included)")
+    shares = jfr_shares(Path(args.jfr), started, ended)
+    total = sum(shares.values())
+    print(f"JVM CPU samples during the write ({total}), by whose code was running:")
+    for who, count in shares.most_common():
+        print(f"  {who:<36} {100 * count / total:5.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
