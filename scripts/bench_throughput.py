@@ -139,7 +139,7 @@ def child(args: argparse.Namespace) -> int:
     lift_limits = options.pop("_lift_limits", True)
     builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName(f"bench-{args.producer}"))
     spark = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", "4g").getOrCreate())
+             .config("spark.driver.memory", args.heap).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     try:
         df = records_df(spark, args.records, args.size, args.partitions)
@@ -321,6 +321,7 @@ def main() -> int:
     c.add_argument("--runs", type=int, default=3)
     c.add_argument("--options", default="{}")
     c.add_argument("--stream", default=STREAM)
+    c.add_argument("--heap", default="4g")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--small-records", type=int, default=1_000_000, help="workload A records (100 B)")
     parser.add_argument("--large-records", type=int, default=100_000, help="workload B records (10 KB)")
@@ -332,6 +333,7 @@ def main() -> int:
     parser.add_argument("--quota-records", type=int, default=200_000,
                         help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench"))
+    parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
     parser.add_argument("--skip-extras", action="store_true", help="no per-task, cold-start or kinesis-mock runs")
     args = parser.parse_args()
     if args.cmd == "child":
@@ -352,7 +354,7 @@ def main() -> int:
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "stream_shards": SHARDS,
         "kpl_tuning": KPL_TUNING, "results": [], "not_run": NOT_RUN}
-    py = [sys.executable, str(Path(__file__).resolve()), "child"]
+    py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap]
     jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
     report["jar"] = {"path": str(JAR), "sha256": _sha256(jar)}
@@ -392,7 +394,7 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
+                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
                     options = dict(kpl_opts) if producer == "sink" else {

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
@@ -42,11 +43,11 @@ public final class SharedProducer {
     public void add(KinesisRecord record, long rowNumber, TaskAcks acks, TaskQueueStats stats, long timeoutMs)
             throws InterruptedException, TimeoutException {
         long size = recordBytes(record);
-        limit.acquire(size, kpl::flush, TimeUnit.MILLISECONDS.toNanos(timeoutMs), stats);
+        limit.acquire(size, this::flush, TimeUnit.MILLISECONDS.toNanos(timeoutMs), stats);
         ListenableFuture<UserRecordResult> future;
         try {
-            future = kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
-                ByteBuffer.wrap(record.data()));
+            future = shielded(() -> kpl.addUserRecord(record.stream(), record.partitionKey(),
+                record.explicitHashKey(), ByteBuffer.wrap(record.data())));
         } catch (DaemonException e) {
             // The daemon is gone and the KPL declined to restart it (it does not when one dies
             // soon after starting): this producer can take nothing more.
@@ -73,7 +74,27 @@ public final class SharedProducer {
     }
 
     public void flush() {
-        kpl.flush();
+        shielded(() -> {
+            kpl.flush();
+            return null;
+        });
+    }
+
+    /**
+     * Calls into the KPL with the thread's interrupt held back, then restores it. The KPL's
+     * {@code Daemon.add} takes its queue's lock interruptibly and treats the interrupt as a fatal
+     * error: it kills the daemon and may start another behind this producer's back. Spark
+     * interrupts task threads when it cancels them.
+     */
+    private static <T> T shielded(Supplier<T> call) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return call.get();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     OutstandingLimit.Usage usage() {
@@ -107,7 +128,7 @@ public final class SharedProducer {
      */
     void close() {
         try {
-            long left = limit.awaitEmpty(kpl::flush, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
+            long left = limit.awaitEmpty(this::flush, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
             if (left > 0) {
                 LOG.error("Closing the KPL producer with {} records still unacknowledged after {} ms; "
                     + "their tasks have already failed or will not commit", left, closeTimeoutMs);
