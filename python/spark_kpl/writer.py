@@ -81,6 +81,9 @@ def write(
 ) -> WriteResult:
     """Write ``df`` to the Kinesis stream ``stream`` through the KPL, and wait for every record.
 
+    ``stream`` may be None when ``target_stream`` names each row's stream or the session sets the
+    ``spark.kpl.streamName`` config key.
+
     Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
     column ``data``. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
     of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
