@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import socket
+import sys
 import threading
+import traceback
 from collections import Counter
 
 import pytest
@@ -108,7 +110,16 @@ def test_boto3_sees_each_fault(endpoint, ep_stream):
     assert endpoint.record_errors["ProvisionedThroughputExceededException"] >= 80
 
 
+def threads_left_by(before):
+    """Endpoint threads started since ``before``, with their stacks: a port number can be reused,
+    so a thread left by an earlier endpoint must not be taken for this one's."""
+    frames = sys._current_frames()
+    return {f"{t.name}:\n" + "".join(traceback.format_stack(frames[t.ident])) for t in threading.enumerate()
+            if t not in before and t.name.startswith("kinesis-endpoint-") and t.ident in frames}
+
+
 def test_stop_ends_every_thread_and_closes_the_port():
+    before = set(threading.enumerate())
     ep = KinesisEndpoint({"s": 1}).start()
     port = ep.port
     ep.client().put_records(StreamName="s", Records=[{"Data": b"x", "PartitionKey": "k"}])
@@ -116,7 +127,8 @@ def test_stop_ends_every_thread_and_closes_the_port():
     try:
         ep.stop()
         ep.stop()
-        assert not [t.name for t in threading.enumerate() if t.name.startswith(f"kinesis-endpoint-{port}")]
+        left = threads_left_by(before)
+        assert not left, "\n".join(left)
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
     finally:

@@ -12,7 +12,7 @@ import pytest
 
 import spark_kpl
 from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, warm_up
-from spark_kpl.testing.processes import live_children
+from spark_kpl.testing.processes import age_seconds, live_children
 
 COUNT = 2000
 #: One shard, no aggregation, a low RateLimit: the write lasts long enough to be hit mid-way.
@@ -87,10 +87,24 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     assert_all_delivered(kinesis, stream, expected)
 
 
+def daemons_run_from(cluster, folder):
+    """(pid, age in s) of each daemon under an executor whose binary lies in ``folder``."""
+    found = []
+    for daemon in executor_daemons(cluster):
+        try:
+            if os.readlink(f"/proc/{daemon}/exe").startswith(f"{folder}{os.sep}"):
+                found.append((daemon, round(age_seconds(daemon))))
+        except OSError:
+            pass  # it exited meanwhile
+    return found
+
+
 def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, kinesis, slow_stream, tmp_path):
     stream, _ = slow_stream
+    # The write's own folder tells its daemons from the warm-up's, which keep the default idle time.
     native_dir = tmp_path / "native"
-    options = {**kinesis.kpl_options(), **SLOW, "nativeDir": str(native_dir), "producerIdleTimeoutMs": "1000"}
+    options = {**kinesis.kpl_options(), **SLOW, "nativeDir": str(native_dir), "producerIdleTimeoutMs": "1000",
+               "shutdownFlushTimeoutMs": "5000"}
     thread, outcome = start_write(cluster_spark, stream, options, group="to-cancel")
     tracker = cluster_spark.sparkContext.statusTracker()
     wait_for(lambda: tracker.getJobIdsForGroup("to-cancel"), 60, "the write's job to start")
@@ -99,9 +113,14 @@ def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, 
     thread.join(timeout=120)
     assert "error" in outcome, "a cancelled write must not report success"
 
-    def nothing_left():
-        temp_files = [p for p in native_dir.rglob("*") if p.is_file() and ".tmp" in p.name]
-        return not executor_daemons(cluster) and not temp_files
+    def leftovers():
+        temp_files = [p.name for p in native_dir.rglob("*") if p.is_file() and ".tmp" in p.name]
+        return {"daemons (pid, age s)": daemons_run_from(cluster, native_dir), "temp files": temp_files}
 
     # A placement or producer start already under way finishes first; then all must be gone.
-    wait_for(nothing_left, 90, "no daemon and no temp file left after the cancel")
+    deadline = time.monotonic() + 90
+    while any(leftovers().values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = leftovers()
+    producer_log = cluster.executor_log_lines("KPL producer", "KPL daemon", "native producer", "child process")
+    assert not any(left.values()), f"left after the cancel: {left}\nexecutor logs:\n" + "\n".join(producer_log[-40:])

@@ -294,6 +294,16 @@ class StandaloneCluster:
         roots = {p.pid for p in self._workers if p.poll() is None}
         return sorted(p for p in _descendants(roots) if _EXECUTOR_MARK in _cmdline(p))
 
+    def executor_log_lines(self, *marks: str) -> List[str]:
+        """Lines of every executor's stderr (this cluster's apps) that contain one of ``marks``."""
+        if self._tmp is None:
+            return []
+        found = []
+        for log in sorted((self._tmp / "work").glob("app-*/*/stderr")):
+            lines = log.read_text(errors="replace").splitlines()
+            found += [f"{log.parent.name}: {line}" for line in lines if any(mark in line for mark in marks)]
+        return found
+
     # -- internals -------------------------------------------------------------------------------
 
     def _env(self) -> Dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List
 
@@ -28,3 +29,10 @@ def live_children(parent: int, name: str) -> List[int]:
         if int(ppid) == parent and state != "Z" and command.startswith(name[:15]):
             found.append(int(entry.name))
     return sorted(found)
+
+
+def age_seconds(pid: int) -> float:
+    """How long ``pid`` has been running."""
+    started_ticks = int(_stat(pid)[20])  # field 22 of /proc/<pid>/stat
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - started_ticks / os.sysconf("SC_CLK_TCK")

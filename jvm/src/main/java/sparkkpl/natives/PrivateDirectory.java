@@ -32,7 +32,7 @@ final class PrivateDirectory {
     static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> WRITE_BY_OTHERS =
             EnumSet.of(PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_WRITE);
-    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_ATTRIBUTE =
+    static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_ATTRIBUTE =
             PosixFilePermissions.asFileAttribute(OWNER_ONLY);
 
     private PrivateDirectory() {}

@@ -18,6 +18,7 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.config.AwsCredentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.natives.DaemonFolder;
 import sparkkpl.natives.NativeDaemon;
 import sparkkpl.util.OffTaskThread;
 
@@ -63,7 +64,8 @@ public final class ProducerRegistry {
             if (entry != null && entry.producer.isBroken()) {
                 // Its tasks have failed and will be retried: give them a working daemon.
                 ENTRIES.remove(key);
-                IDLE_CLOSER.execute(entry.producer::close);
+                List<SharedProducer> broken = List.of(entry.producer);
+                IDLE_CLOSER.execute(() -> closeEach(broken));
                 entry = null;
             }
             if (entry == null) {
@@ -110,8 +112,19 @@ public final class ProducerRegistry {
         if (!config.kplProperties().containsKey("EnableOldestFutureTracker")) {
             kplConfig.setEnableOldestFutureTracker(false);
         }
-        LOG.info("Starting a KPL producer for {}", config);
-        return new SharedProducer(new KinesisProducer(kplConfig), config.producerSettings(kplConfig),
+        // Read back before the pipes move into this producer's own folder below TempDirectory.
+        Map<String, String> settings = config.producerSettings(kplConfig);
+        DaemonFolder folder = DaemonFolder.create(Paths.get(kplConfig.getTempDirectory()));
+        kplConfig.setTempDirectory(folder.path().toString());
+        LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());
+        KinesisProducer kpl;
+        try {
+            kpl = new KinesisProducer(kplConfig);
+        } catch (RuntimeException | Error e) {
+            folder.destroy(() -> { }); // a daemon launch may already be under way
+            throw e;
+        }
+        return new SharedProducer(kpl, folder, settings,
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
@@ -136,7 +149,7 @@ public final class ProducerRegistry {
                 }
             }
         }
-        idle.forEach(SharedProducer::close);
+        closeEach(idle);
     }
 
     private static void closeAll() {
@@ -145,7 +158,18 @@ public final class ProducerRegistry {
             ENTRIES.values().forEach(entry -> all.add(entry.producer));
             ENTRIES.clear();
         }
-        all.forEach(SharedProducer::close);
+        closeEach(all);
+    }
+
+    /** Closes each one even when another fails: a producer skipped here would keep its daemon. */
+    private static void closeEach(List<SharedProducer> producers) {
+        for (SharedProducer producer : producers) {
+            try {
+                producer.close();
+            } catch (RuntimeException | Error e) {
+                LOG.error("Closing a KPL producer failed", e);
+            }
+        }
     }
 
     /** Live figures of every producer of this JVM (the driver's, read through {@code sc._jvm}). */

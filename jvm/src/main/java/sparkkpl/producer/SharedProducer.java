@@ -13,21 +13,24 @@ import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.KinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.natives.DaemonFolder;
 
 /** One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap. */
 public final class SharedProducer {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
 
     private final KinesisProducer kpl;
+    private final DaemonFolder folder;
     private final OutstandingLimit limit;
     private final long idleTimeoutMs;
     private final long closeTimeoutMs;
     private final Map<String, String> settings;
     private volatile boolean broken;
 
-    SharedProducer(KinesisProducer kpl, Map<String, String> settings, long maxRecords, long maxBytes,
-                   long idleTimeoutMs, long closeTimeoutMs) {
+    SharedProducer(KinesisProducer kpl, DaemonFolder folder, Map<String, String> settings, long maxRecords,
+                   long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
+        this.folder = folder;
         this.settings = settings;
         this.limit = new OutstandingLimit(maxRecords, maxBytes);
         this.idleTimeoutMs = idleTimeoutMs;
@@ -123,8 +126,8 @@ public final class SharedProducer {
     }
 
     /**
-     * Flushes, waits a bounded time for every outstanding record, then stops the daemon. Records
-     * still outstanding at the deadline are reported, never dropped silently.
+     * Flushes, waits a bounded time for every outstanding record, then stops the daemon, whatever
+     * the flush met. Records still outstanding at the deadline are reported, never dropped silently.
      */
     void close() {
         try {
@@ -135,8 +138,10 @@ public final class SharedProducer {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (DaemonException e) {
+            LOG.warn("The KPL daemon was already gone when its producer closed: {}", e.getMessage());
         } finally {
-            kpl.destroy();
+            folder.destroy(kpl::destroy);
         }
     }
 }

@@ -2,6 +2,8 @@ package sparkkpl.spark;
 
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
+import org.apache.spark.TaskContext;
+import org.apache.spark.TaskKilledException;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.DataWriter;
@@ -28,6 +30,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final long timeoutMs;
     private final TaskAcks acks = new TaskAcks();
     private final TaskQueueStats queueStats = new TaskQueueStats();
+    /** Null off a Spark task (unit tests). */
+    private final TaskContext task = TaskContext.get();
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
     private long rowNumber;
@@ -44,6 +48,12 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public void write(InternalRow row) throws IOException {
+        // Spark's interrupt alone does not stop this loop: while the queue has room nothing here
+        // blocks, and an input such as a cached table does not check for kills itself.
+        if (task != null && task.isInterrupted()) {
+            throw new TaskKilledException("cancelled before row " + (rowNumber + 1) + " of Spark partition "
+                + partitionId + "; the rows before it may still reach Kinesis");
+        }
         rowNumber++;
         handleKinesisFailures();
         KinesisRecord record;

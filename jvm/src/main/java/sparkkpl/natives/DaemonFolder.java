@@ -1,0 +1,138 @@
+package sparkkpl.natives;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The folder, private to one producer, where its KPL makes the daemon's named pipes (the KPL's
+ * {@code TempDirectory}). The pipes' paths are on the daemon's command line, so the folder also
+ * tells which child processes of this JVM are that producer's daemons.
+ *
+ * <p>That is what {@link #destroy} needs. The KPL's own {@code destroy()} (KPL 1.0.9,
+ * {@code Daemon.fatalError}) kills only a process it already holds: a daemon whose launch is still
+ * under way when a producer closes (closed soon after it started, or while the KPL restarts a dead
+ * daemon) is not its concern. Finding this producer's daemons by their command line makes "closed"
+ * mean "no daemon left", whatever the KPL's threads were doing.
+ */
+public final class DaemonFolder {
+    private static final Logger LOG = LoggerFactory.getLogger(DaemonFolder.class);
+    private static final String PREFIX = "producer-";
+    private static final long THIS_JVM = ProcessHandle.current().pid();
+    private static final AtomicLong SERIAL = new AtomicLong();
+    /** How long a daemon that was running gets to exit after the KPL's destroy, before SIGKILL. */
+    private static final long EXIT_GRACE_MS = 2_000;
+    /** How long to watch for a daemon whose launch was under way at destroy (it shows up within ~1 s). */
+    private static final long LATE_START_WATCH_MS = 2_000;
+    private static final long POLL_MS = 50;
+
+    private final Path path;
+
+    private DaemonFolder(Path path) {
+        this.path = path;
+    }
+
+    /**
+     * A new folder {@code producer-<jvm pid>-<n>} under {@code base}, owner-only. Folders left by JVMs
+     * that no longer run (killed before they could clean up) are removed first.
+     */
+    public static DaemonFolder create(Path base) {
+        try {
+            Files.createDirectories(base);
+            removeLeftByDeadJvms(base);
+            Path path = base.resolve(PREFIX + THIS_JVM + "-" + SERIAL.incrementAndGet());
+            Files.createDirectory(path, PrivateDirectory.OWNER_ONLY_ATTRIBUTE);
+            return new DaemonFolder(path);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot make a folder for the KPL daemon's pipes in " + base, e);
+        }
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /**
+     * Runs the KPL's {@code destroy}, then stops by pid any daemon of this folder still running
+     * (SIGTERM, SIGKILL after a grace period), and deletes the folder.
+     */
+    public void destroy(Runnable kplDestroy) {
+        boolean wasRunning = !daemons().isEmpty();
+        kplDestroy.run();
+        long watchMs = wasRunning ? EXIT_GRACE_MS : LATE_START_WATCH_MS;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(watchMs);
+        List<ProcessHandle> left = daemons();
+        while (System.nanoTime() < deadline && !(wasRunning && left.isEmpty())) {
+            left.forEach(ProcessHandle::destroy);
+            if (!pause()) {
+                break; // the JVM is going down: kill what is left now
+            }
+            left = daemons();
+        }
+        if (!left.isEmpty()) {
+            LOG.warn("Killing {} KPL daemon(s) the KPL's destroy left running: pids {}", left.size(),
+                left.stream().map(ProcessHandle::pid).toList());
+            left.forEach(ProcessHandle::destroyForcibly);
+        }
+        deleteTree(path);
+    }
+
+    /** Children of this JVM whose command line names a file in this folder. */
+    List<ProcessHandle> daemons() {
+        String inside = path + File.separator;
+        return ProcessHandle.current().children()
+            .filter(child -> child.info().arguments()
+                .map(args -> Arrays.stream(args).anyMatch(arg -> arg.startsWith(inside)))
+                .orElse(false))
+            .toList();
+    }
+
+    private static void removeLeftByDeadJvms(Path base) throws IOException {
+        try (Stream<Path> entries = Files.list(base)) {
+            entries.filter(DaemonFolder::leftByDeadJvm).forEach(DaemonFolder::deleteTree);
+        }
+    }
+
+    private static boolean leftByDeadJvm(Path entry) {
+        String name = entry.getFileName().toString();
+        if (!name.startsWith(PREFIX) || !Files.isDirectory(entry)) {
+            return false;
+        }
+        String[] parts = name.substring(PREFIX.length()).split("-");
+        try {
+            return parts.length == 2 && ProcessHandle.of(Long.parseLong(parts[0])).isEmpty();
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /** Best effort: what cannot be deleted now is removed by the next JVM's sweep. */
+    private static void deleteTree(Path root) {
+        try (Stream<Path> tree = Files.walk(root)) {
+            tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            LOG.debug("Could not delete {}", root, e);
+        }
+    }
+
+    /** Sleeps one poll interval; false (the interrupt kept) when interrupted. */
+    private static boolean pause() {
+        try {
+            Thread.sleep(POLL_MS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
