@@ -116,6 +116,25 @@ def spark():
     session.stop()
 
 
+@pytest.fixture
+def jvm_log(spark):
+    """What the driver JVM (which runs local-mode tasks) logs during a test, through a log4j appender."""
+    jvm = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    writer = jvm.java.io.StringWriter()
+    appender = log4j.core.appender.WriterAppender.createAppender(
+        log4j.core.layout.PatternLayout.createDefaultLayout(), None, writer, "spark-kpl-test", False, True)
+    appender.start()
+    root = context.getConfiguration().getRootLogger()
+    root.addAppender(appender, None, None)
+    context.updateLoggers()
+    yield writer
+    root.removeAppender("spark-kpl-test")
+    context.updateLoggers()
+    appender.stop()
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[StandaloneCluster]:
     with StandaloneCluster(workers=2) as standalone:

@@ -70,25 +70,6 @@ def test_rows_that_cannot_become_records_are_dead_lettered_with_their_column(spa
     assert sorted(r.data for r in kinesis.read_records(stream)) == [b"row-0", b"row-1", b"row-2", b"row-3"]
 
 
-@pytest.fixture
-def jvm_log(spark):
-    """What the driver JVM (which runs local-mode tasks) logs during a test, through a log4j appender."""
-    jvm = spark.sparkContext._jvm
-    log4j = jvm.org.apache.logging.log4j
-    context = log4j.LogManager.getContext(False)
-    writer = jvm.java.io.StringWriter()
-    appender = log4j.core.appender.WriterAppender.createAppender(
-        log4j.core.layout.PatternLayout.createDefaultLayout(), None, writer, "spark-kpl-test", False, True)
-    appender.start()
-    root = context.getConfiguration().getRootLogger()
-    root.addAppender(appender, None, None)
-    context.updateLoggers()
-    yield writer
-    root.removeAppender("spark-kpl-test")
-    context.updateLoggers()
-    appender.stop()
-
-
 def test_failures_are_logged_in_bounded_volume(spark, kinesis, stream, jvm_log):
     rows = spark.range(30, numPartitions=1).select(F.format_string("row-%d", "id").alias("data"),
                                                    F.lit(MISSING_STREAM).alias("streamName"))

@@ -1,5 +1,6 @@
 """A cancelled write stops adding rows: a task whose queue never fills blocks nowhere, so Spark's
-interrupt alone would not stop it, and it would write its whole partition after the job failed."""
+interrupt alone would not stop it, and it would write its whole partition after the job failed.
+Nor may the interrupt reach the KPL, which would kill the daemon every task of the JVM shares."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def wait_until_settled(endpoint, quiet=3.0, timeout=120.0):
     pytest.fail("records kept arriving long after the cancel")
 
 
-def test_a_cancelled_write_stops_adding_rows(spark, endpoint, ep_stream):
+def test_a_cancelled_write_stops_adding_rows_and_keeps_the_daemon(spark, endpoint, ep_stream, jvm_log):
     endpoint.reset_counters()
     # No cap in reach: the tasks never wait for room, the case where only the sink itself can notice.
     options = {**endpoint.kpl_options(), "queueLimit": str(ROWS * 2), "queueLimitBytes": str(1 << 30)}
@@ -55,3 +56,5 @@ def test_a_cancelled_write_stops_adding_rows(spark, endpoint, ep_stream):
     wait_until_settled(endpoint)
     stored = len(endpoint.records(ep_stream))
     assert stored < ROWS // 2, f"{stored} of {ROWS} rows reached Kinesis after the cancel"
+    log = jvm_log.toString()
+    assert "Error in child process" not in log and "Restarting native producer" not in log, log[-3000:]

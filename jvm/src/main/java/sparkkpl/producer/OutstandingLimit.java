@@ -28,6 +28,21 @@ final class OutstandingLimit {
         this.maxBytes = maxBytes;
     }
 
+    /** Reserves room for one record if there is some now; never blocks. */
+    boolean tryAcquire(long recordBytes, TaskQueueStats stats) {
+        lock.lock();
+        try {
+            if (!hasRoomFor(recordBytes)) {
+                return false;
+            }
+            reserve(recordBytes);
+            stats.admitted(0, records, bytes);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Reserves room for one record, blocking while the cap would be exceeded. A record larger than
      * the whole byte budget is admitted once nothing else is outstanding, so it cannot wait forever.
@@ -38,13 +53,11 @@ final class OutstandingLimit {
      */
     void acquire(long recordBytes, Runnable flush, long timeoutNanos, TaskQueueStats stats)
             throws InterruptedException, TimeoutException {
+        if (tryAcquire(recordBytes, stats)) {
+            return;
+        }
         lock.lock();
         try {
-            if (hasRoomFor(recordBytes)) {
-                reserve(recordBytes);
-                stats.admitted(0, records, bytes);
-                return;
-            }
             long start = System.nanoTime();
             long deadline = start + timeoutNanos;
             while (!hasRoomFor(recordBytes)) {

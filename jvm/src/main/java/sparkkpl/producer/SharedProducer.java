@@ -5,19 +5,23 @@ import com.google.common.util.concurrent.MoreExecutors;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.KinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
 import sparkkpl.natives.DaemonFolder;
+import sparkkpl.util.OffTaskThread;
 
 /** One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap. */
 public final class SharedProducer {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
+    /** Where every call into the KPL runs: see {@link #callKpl}. */
+    private static final ExecutorService KPL_CALLS = OffTaskThread.newPool("spark-kpl-calls");
 
     private final KinesisProducer kpl;
     private final DaemonFolder folder;
@@ -37,20 +41,36 @@ public final class SharedProducer {
         this.closeTimeoutMs = closeTimeoutMs;
     }
 
+    /** Reserves room for a record under the queue limit if there is some now. */
+    boolean tryReserve(long size, TaskQueueStats stats) {
+        return limit.tryAcquire(size, stats);
+    }
+
     /**
-     * Adds one record (row {@code rowNumber} of its task) for {@code acks}' task, first waiting for room under the queue limit.
+     * Reserves room for a record, flushing and waiting while the queue limit is reached.
+     *
+     * @throws TimeoutException when the queue stayed full for {@code timeoutNanos}
+     */
+    void reserve(long size, long timeoutNanos, TaskQueueStats stats) throws InterruptedException, TimeoutException {
+        limit.acquire(size, this::flush, timeoutNanos, stats);
+    }
+
+    /** Gives back the room of a reserved record that will not be added. */
+    void unreserve(long size) {
+        limit.release(size);
+    }
+
+    /**
+     * Adds a reserved record for {@code acks}' task; call on a {@link #callKpl} thread only. Its room
+     * is given back when Kinesis acknowledges or finally fails it, or now if the KPL refuses it.
      *
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
-     * @throws TimeoutException when the queue stayed full for {@code timeoutMs}
      */
-    public void add(KinesisRecord record, long rowNumber, TaskAcks acks, TaskQueueStats stats, long timeoutMs)
-            throws InterruptedException, TimeoutException {
-        long size = recordBytes(record);
-        limit.acquire(size, this::flush, TimeUnit.MILLISECONDS.toNanos(timeoutMs), stats);
+    void add(KinesisRecord record, long rowNumber, long size, TaskAcks acks) {
         ListenableFuture<UserRecordResult> future;
         try {
-            future = shielded(() -> kpl.addUserRecord(record.stream(), record.partitionKey(),
-                record.explicitHashKey(), ByteBuffer.wrap(record.data())));
+            future = kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
+                ByteBuffer.wrap(record.data()));
         } catch (DaemonException e) {
             // The daemon is gone and the KPL declined to restart it (it does not when one dies
             // soon after starting): this producer can take nothing more.
@@ -65,6 +85,17 @@ public final class SharedProducer {
         acks.track(future, record, rowNumber, size);
     }
 
+    /**
+     * Runs {@code work} on a thread Spark never interrupts and waits for it. The KPL's
+     * {@code Daemon.add} takes its queue's lock interruptibly and treats an interrupt as fatal: it
+     * kills the daemon, fails every outstanding record of every task sharing it, and starts another.
+     * Spark interrupts a task's thread when it cancels the task (a cancelled job, a speculative copy
+     * that lost), and a task adding rows is inside the KPL most of the time.
+     */
+    static <T> T callKpl(Callable<T> work) {
+        return OffTaskThread.call(KPL_CALLS, work);
+    }
+
     /** The bytes a record puts on the wire: what queueLimitBytes and bytes_written count. */
     public static long recordBytes(KinesisRecord record) {
         String hashKey = record.explicitHashKey();
@@ -77,27 +108,10 @@ public final class SharedProducer {
     }
 
     public void flush() {
-        shielded(() -> {
+        callKpl(() -> {
             kpl.flush();
             return null;
         });
-    }
-
-    /**
-     * Calls into the KPL with the thread's interrupt held back, then restores it. The KPL's
-     * {@code Daemon.add} takes its queue's lock interruptibly and treats the interrupt as a fatal
-     * error: it kills the daemon and may start another behind this producer's back. Spark
-     * interrupts task threads when it cancels them.
-     */
-    private static <T> T shielded(Supplier<T> call) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            return call.get();
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     OutstandingLimit.Usage usage() {

@@ -15,6 +15,7 @@ import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.producer.SharedProducer;
 import sparkkpl.producer.TaskAcks;
+import sparkkpl.producer.TaskFeed;
 import sparkkpl.producer.TaskQueueStats;
 
 /**
@@ -34,6 +35,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final TaskContext task = TaskContext.get();
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
+    private TaskFeed feed;
     private long rowNumber;
     private long skipped;
     private boolean committed;
@@ -69,18 +71,21 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             producer = ProducerRegistry.acquire(config);
+            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl);
         }
         try {
-            producer.add(record, rowNumber, acks, queueStats, timeoutMs);
-        } catch (IllegalArgumentException e) {
-            failures.handle(new FailedRecord(record, rowNumber, RowLayout.DATA, "KplRejected",
-                "the KPL refused the record for stream '" + record.stream() + "': " + e.getMessage()));
+            feed.add(record, rowNumber);
         } catch (TimeoutException e) {
             throw new IOException("Writing to Kinesis stream '" + record.stream() + "': " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("Interrupted while waiting for room in the KPL queue", e);
         }
+    }
+
+    private void refusedByKpl(KinesisRecord record, long refusedRow, IllegalArgumentException error) throws IOException {
+        failures.handle(new FailedRecord(record, refusedRow, RowLayout.DATA, "KplRejected",
+            "the KPL refused the record for stream '" + record.stream() + "': " + error.getMessage()));
     }
 
     /** Records Kinesis finally failed since the last row, reported on the callback thread. */
@@ -92,9 +97,9 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public WriterCommitMessage commit() throws IOException {
-        if (producer != null) {
+        if (feed != null) {
             try {
-                acks.awaitAll(producer::flush, timeoutMs);
+                feed.finish(timeoutMs);
             } catch (TimeoutException e) {
                 throw new IOException("Kinesis write of Spark partition " + partitionId + ": " + e.getMessage(), e);
             } catch (InterruptedException e) {
@@ -127,6 +132,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     @Override
     public void close() {
         if (producer != null) {
+            feed.discard();
             ProducerRegistry.release(producer);
             producer = null;
         }

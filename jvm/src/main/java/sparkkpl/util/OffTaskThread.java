@@ -5,6 +5,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Runs work that must not be broken by an interrupt on a thread of its own. Spark interrupts task
@@ -18,6 +19,16 @@ public final class OffTaskThread {
     public static ExecutorService newWorker(String name) {
         return Executors.newSingleThreadExecutor(task -> {
             Thread thread = new Thread(task, name);
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Daemon threads made as needed and kept a minute when idle, for work that may overlap. */
+    public static ExecutorService newPool(String name) {
+        AtomicLong count = new AtomicLong();
+        return Executors.newCachedThreadPool(task -> {
+            Thread thread = new Thread(task, name + "-" + count.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         });

@@ -25,11 +25,14 @@ public final class ShutdownFlushMain {
         }
         SharedProducer producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), options));
         TaskAcks acks = new TaskAcks();
-        TaskQueueStats stats = new TaskQueueStats();
+        TaskFeed feed = new TaskFeed(producer, acks, new TaskQueueStats(), 60_000, (record, row, error) -> {
+            throw error;
+        });
         for (int i = 0; i < count; i++) {
             byte[] data = ("exit-" + i).getBytes(StandardCharsets.UTF_8);
-            producer.add(new KinesisRecord(stream, "key-" + i, null, data), i + 1, acks, stats, 60_000);
+            feed.add(new KinesisRecord(stream, "key-" + i, null, data), i + 1);
         }
+        feed.send();
         System.out.println("added " + count + ", acknowledged so far " + acks.succeeded());
     }
 }

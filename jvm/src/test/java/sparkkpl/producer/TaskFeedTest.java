@@ -1,0 +1,112 @@
+package sparkkpl.producer;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import sparkkpl.config.WriteConfig;
+
+/**
+ * The room a task's records hold under the queue limit, through a real KPL whose endpoint never
+ * answers (records stay outstanding for the test's length): every reservation is either with the
+ * KPL or given back, whatever happens to the batch.
+ */
+public class TaskFeedTest {
+    /** Longer than the KPL's limit of 256 characters: it refuses the record when added. */
+    private static final String REFUSED_KEY = "k".repeat(300);
+
+    /** A folder per test: a distinct nativeDir makes a distinct producer, so no test sees another's records. */
+    @Rule
+    public final TemporaryFolder tmp = new TemporaryFolder();
+
+    private SharedProducer producer;
+
+    @Before
+    public void startProducer() {
+        producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), Map.ofEntries(
+            Map.entry("streamName", "s"), Map.entry("Region", "us-east-1"), Map.entry("MetricsLevel", "none"),
+            Map.entry("KinesisEndpoint", "127.0.0.1"), Map.entry("KinesisPort", "9"),
+            Map.entry("CloudwatchEndpoint", "127.0.0.1"), Map.entry("CloudwatchPort", "9"),
+            Map.entry("RecordTtl", "120000"), Map.entry("nativeDir", tmp.getRoot().toString()),
+            Map.entry("shutdownFlushTimeoutMs", "1"))));
+    }
+
+    @After
+    public void releaseProducer() {
+        ProducerRegistry.release(producer);
+    }
+
+    @Test
+    public void aRefusalThatFailsTheTaskGivesBackTheRoomOfTheRecordsNotSent() throws Exception {
+        TaskFeed feed = feed((record, row, error) -> {
+            throw new IOException("refused row " + row);
+        });
+        addRows(feed, "key", "key", "key", REFUSED_KEY, "key", "key");
+
+        IOException failure = assertThrows(IOException.class, feed::send);
+
+        assertEquals("refused row 4", failure.getMessage());
+        assertEquals("the three rows before it are with the KPL", 3, producer.usage().records());
+        feed.discard();
+        assertEquals(3, producer.usage().records());
+    }
+
+    @Test
+    public void aRefusalHandledWithoutFailingSendsTheRest() throws Exception {
+        List<Long> refusedRows = new ArrayList<>();
+        TaskFeed feed = feed((record, row, error) -> refusedRows.add(row));
+        addRows(feed, REFUSED_KEY, "key", "key", REFUSED_KEY, "key");
+
+        feed.send();
+
+        assertEquals(List.of(1L, 4L), refusedRows);
+        assertEquals(3, producer.usage().records());
+    }
+
+    @Test
+    public void discardGivesBackTheRoomOfPendingRecords() throws Exception {
+        TaskFeed feed = feed((record, row, error) -> {
+            throw error;
+        });
+        addRows(feed, "key", "key");
+        assertEquals("reserved, not yet sent", 2, producer.usage().records());
+
+        feed.discard();
+
+        assertEquals(0, producer.usage().records());
+    }
+
+    @Test
+    public void aFullBatchIsSentWithoutWaitingForTheTaskToEnd() throws Exception {
+        TaskFeed feed = feed((record, row, error) -> {
+            throw error;
+        });
+        String[] keys = new String[TaskFeed.BATCH_RECORDS + 1];
+        Arrays.fill(keys, "key");
+        addRows(feed, keys);
+
+        assertEquals(TaskFeed.BATCH_RECORDS, (long) producer.stats().get("kplOutstandingRecords"));
+        feed.discard();
+        assertEquals(TaskFeed.BATCH_RECORDS, producer.usage().records());
+    }
+
+    private TaskFeed feed(TaskFeed.RefusalHandler onRefused) {
+        return new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, onRefused);
+    }
+
+    private static void addRows(TaskFeed feed, String... keys) throws Exception {
+        for (int i = 0; i < keys.length; i++) {
+            feed.add(new KinesisRecord("s", keys[i], null, ("row-" + i).getBytes(StandardCharsets.UTF_8)), i + 1);
+        }
+    }
+}
