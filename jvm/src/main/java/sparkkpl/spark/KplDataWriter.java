@@ -123,10 +123,19 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         return summary().taskMetrics();
     }
 
-    /** Records already added cannot be recalled from the KPL; they may still reach the stream. */
+    /**
+     * Sends the rows accepted before the failure (the feed may still hold up to a batch of them): the
+     * error promises they reach the stream. Records already added cannot be recalled from the KPL.
+     */
     @Override
     public void abort() throws IOException {
-        failures.abort();
+        try {
+            if (feed != null) {
+                feed.send();
+            }
+        } finally {
+            failures.abort();
+        }
     }
 
     @Override
