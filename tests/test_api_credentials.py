@@ -11,7 +11,6 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
-from test_api_failures import jvm_log  # noqa: F401  (a fixture)
 
 SECRET = "never-shown-9f8e7d6c5b4a"
 KEY_ID = "AKIDNEVERSHOWN123"

@@ -2,37 +2,27 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import zipfile
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.cluster import spark_home
 from spark_kpl.testing.delivery import compare, warm_up
 
-REPO = Path(__file__).resolve().parents[1]
+from example_job import REPO, submit_example_job
 
 
 def spark_submit(cluster, stream, options, extra_args, python):
     conf = {**cluster.spark_conf(), "spark.pyspark.python": str(python),
             "spark.pyspark.driver.python": str(python)}
-    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--jars", str(spark_kpl.jar_path()),
-               *extra_args]
-    for key, value in conf.items():
-        command += ["--conf", f"{key}={value}"]
-    command += [str(REPO / "scripts" / "example_job.py"), "--stream", stream, "--rows", "500"]
-    command += [arg for name, value in options.items() for arg in ("--option", f"{name}={value}")]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    problems = [line for line in run.stderr.splitlines() if " INFO " not in line]
-    assert run.returncode == 0, "\n".join(problems[-60:]) + run.stdout[-2000:]
-    return json.loads(next(line for line in run.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    spark_args = [*extra_args, *(arg for key, value in conf.items() for arg in ("--conf", f"{key}={value}"))]
+    job_args = ["--stream", stream, "--rows", "500",
+                *(arg for name, value in options.items() for arg in ("--option", f"{name}={value}"))]
+    return submit_example_job(spark_args, job_args)["RESULT"]
 
 
 # These run first in the module: a spark-submit application needs the cluster's cores, which the

@@ -21,14 +21,13 @@ from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
-import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.cluster import spark_home
 from spark_kpl.testing.proxy import ConnectProxy
+
+from example_job import REPO, submit_example_job
 
 pytestmark = pytest.mark.uses_spark  # spark-submit of this Spark line
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "conf" / "spark-defaults.conf.example"
 ROWS = 300
 MASKED = "***"
@@ -166,15 +165,10 @@ def submit(properties: Path, tmp: Path, settings: str) -> Tuple[dict, dict]:
     profiles = tmp / "aws-credentials"
     profiles.write_text("[conf-example]\naws_access_key_id = AKIDPROFILE\naws_secret_access_key = profile-secret\n")
     env = {**os.environ, "AWS_SHARED_CREDENTIALS_FILE": str(profiles)}
-    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--master", "local[2]",
-               "--properties-file", str(properties), "--jars", str(spark_kpl.jar_path()),
-               "--conf", f"spark.pyspark.python={sys.executable}", "--conf", f"spark.pyspark.driver.python={sys.executable}",
-               str(REPO / "scripts" / "example_job.py"), "--rows", str(ROWS), "--settings", settings]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
-    problems = [line for line in run.stderr.splitlines() if " INFO " not in line]
-    assert run.returncode == 0, "\n".join(problems[-60:]) + run.stdout[-2000:]
-    printed = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
-               for line in run.stdout.splitlines() if line.startswith(("RESULT ", "SETTINGS "))}
+    spark_args = ["--master", "local[2]", "--properties-file", str(properties),
+                  "--conf", f"spark.pyspark.python={sys.executable}",
+                  "--conf", f"spark.pyspark.driver.python={sys.executable}"]
+    printed = submit_example_job(spark_args, ["--rows", str(ROWS), "--settings", settings], env)
     return printed.get("RESULT", {}), printed["SETTINGS"]
 
 

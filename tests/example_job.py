@@ -1,0 +1,27 @@
+"""spark-submit of scripts/example_job.py, for the tests that deploy the way users do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+import spark_kpl
+from spark_kpl.testing.cluster import spark_home
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def submit_example_job(spark_args: List[str], job_args: List[str],
+                       env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """Runs the example job with the jar on ``--jars``; returns what it printed as JSON, by tag
+    (``RESULT``, ``SETTINGS``). A failed submit fails the test with the non-INFO lines of its log."""
+    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--jars", str(spark_kpl.jar_path()), *spark_args,
+               str(REPO / "scripts" / "example_job.py"), *job_args]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    problems = [line for line in run.stderr.splitlines() if " INFO " not in line]
+    assert run.returncode == 0, "\n".join(problems[-60:]) + run.stdout[-2000:]
+    return {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+            for line in run.stdout.splitlines() if line.startswith(("RESULT ", "SETTINGS "))}
