@@ -3,10 +3,13 @@ package sparkkpl.natives;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -116,12 +119,36 @@ public final class DaemonFolder {
         }
     }
 
-    /** Best effort: what cannot be deleted now is removed by the next JVM's sweep. */
+    /**
+     * Deletes the folder and what is in it. The KPL's own threads may still be deleting its pipes at
+     * the same moment, so entries that vanish mid-walk are skipped and the walk is retried. What
+     * still cannot be deleted is removed by the next JVM's sweep.
+     */
     private static void deleteTree(Path root) {
-        try (Stream<Path> tree = Files.walk(root)) {
-            tree.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException e) {
-            LOG.debug("Could not delete {}", root, e);
+        for (int attempt = 0; attempt < 3 && Files.exists(root, LinkOption.NOFOLLOW_LINKS); attempt++) {
+            try {
+                Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                        Files.deleteIfExists(file);
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException error) {
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path dir, IOException error) throws IOException {
+                        Files.deleteIfExists(dir);
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+            } catch (IOException e) {
+                LOG.debug("Could not delete {} yet", root, e);
+                pause();
+            }
         }
     }
 

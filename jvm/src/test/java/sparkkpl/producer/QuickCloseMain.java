@@ -48,6 +48,9 @@ public final class QuickCloseMain {
             left = daemons();
         }
         System.out.println("daemons left " + left + ", pipe folders left " + pipeFolders(pipeFolders));
+        try (Stream<Path> tree = Files.walk(pipeFolders)) {
+            tree.filter(path -> path.toString().contains("producer-")).forEach(path -> System.out.println("  " + path));
+        }
     }
 
     private static long pipeFolders(Path dir) throws IOException {
