@@ -4,13 +4,11 @@ Nor may the interrupt reach the KPL, which would kill the daemon every task of t
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
-import spark_kpl
-from spark_kpl.testing.delivery import numbered_rows
+from spark_kpl.testing.delivery import numbered_rows, wait_for, write_in_background
 
 ROWS = 400_000
 
@@ -33,22 +31,8 @@ def test_a_cancelled_write_stops_adding_rows_and_keeps_the_daemon(spark, endpoin
     endpoint.reset_counters()
     # No cap in reach: the tasks never wait for room, the case where only the sink itself can notice.
     options = {**endpoint.kpl_options(), "queueLimit": str(ROWS * 2), "queueLimitBytes": str(1 << 30)}
-    outcome: dict = {}
-
-    def write():
-        spark.sparkContext.setJobGroup("cancel-me", "cancellation test", interruptOnCancel=True)
-        try:
-            outcome["result"] = spark_kpl.write(numbered_rows(spark, ROWS), ep_stream,
-                                                partition_key="partitionKey", **options)
-        except Exception as error:  # asserted on below
-            outcome["error"] = error
-
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not endpoint.records_received and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert endpoint.records_received, "the write did not start"
+    thread, outcome = write_in_background(spark, numbered_rows(spark, ROWS), ep_stream, "cancel-me", **options)
+    wait_for(lambda: endpoint.records_received, 60, "the write's first record at the endpoint", every=0.02)
     spark.sparkContext.cancelJobGroup("cancel-me")
     thread.join(timeout=120)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import pytest
 
-import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, warm_up
+from spark_kpl.testing.delivery import (compare, numbered_expected, numbered_rows, wait_for, warm_up,
+                                        write_in_background)
 from spark_kpl.testing.processes import age_seconds, live_children
 
 COUNT = 2000
@@ -24,34 +23,11 @@ def rows(spark):
 
 
 def start_write(spark, stream, options, group=None):
-    """Runs the write on a thread; returns (thread, outcome dict)."""
-    outcome: dict = {}
-
-    def run():
-        if group:
-            spark.sparkContext.setJobGroup(group, "fault test", interruptOnCancel=True)
-        try:
-            outcome["result"] = spark_kpl.write(rows(spark), stream, partition_key="partitionKey", **options)
-        except Exception as error:  # reported to the test, which asserts on it
-            outcome["error"] = error
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, outcome
+    return write_in_background(spark, rows(spark), stream, group, **options)
 
 
 def executor_daemons(cluster):
     return [daemon for pid in cluster.executor_pids() for daemon in live_children(pid, "kinesis_producer")]
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -117,10 +93,10 @@ def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, 
         temp_files = [p.name for p in native_dir.rglob("*") if p.is_file() and ".tmp" in p.name]
         return {"daemons (pid, age s)": daemons_run_from(cluster, native_dir), "temp files": temp_files}
 
+    def what_was_left():
+        producer_log = cluster.executor_log_lines("KPL producer", "KPL daemon", "native producer", "child process")
+        return f"{leftovers()}\nexecutor logs:\n" + "\n".join(producer_log[-40:])
+
     # A placement or producer start already under way finishes first; then all must be gone.
-    deadline = time.monotonic() + 90
-    while any(leftovers().values()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    left = leftovers()
-    producer_log = cluster.executor_log_lines("KPL producer", "KPL daemon", "native producer", "child process")
-    assert not any(left.values()), f"left after the cancel: {left}\nexecutor logs:\n" + "\n".join(producer_log[-40:])
+    wait_for(lambda: not any(leftovers().values()), 90, "no daemon and no temp file left after the cancel",
+             what_was_left)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 #: data -> partition key the writer gave it.
 Expected = Dict[bytes, str]
@@ -85,3 +87,38 @@ def compare(expected: Expected, records: Iterable[Tuple[bytes, str]]) -> Deliver
     report.duplicated = [data for data, count in seen.items() if count > 1]
     report.unexpected = [data for data in seen if data not in expected]
     return report
+
+
+def write_in_background(spark, rows, stream: str, group: Optional[str] = None,
+                        **options: str) -> Tuple[threading.Thread, Dict[str, Any]]:
+    """Runs ``spark_kpl.write`` of numbered rows on a thread, in job group ``group`` (cancellable,
+    interrupting its tasks). Returns the thread and a dict that receives ``result`` or ``error``."""
+    import spark_kpl
+
+    outcome: Dict[str, Any] = {}
+
+    def run() -> None:
+        if group:
+            spark.sparkContext.setJobGroup(group, "spark-kpl test write", interruptOnCancel=True)
+        try:
+            outcome["result"] = spark_kpl.write(rows, stream, partition_key="partitionKey", **options)
+        except Exception as error:  # handed to the caller, which asserts on it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str,
+             describe: Optional[Callable[[], str]] = None, every: float = 0.2) -> Any:
+    """Polls ``condition`` every ``every`` seconds until it returns something true, and returns that;
+    fails with ``what`` (and ``describe()``, when given, to say what was found instead) after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}" + (f": {describe()}" if describe else ""))

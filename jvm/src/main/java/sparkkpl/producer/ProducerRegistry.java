@@ -44,11 +44,8 @@ public final class ProducerRegistry {
     private static final Map<Map<String, String>, Entry> ENTRIES = new HashMap<>();
     /** Builds producers: the KPL takes an interruptible file lock while it writes its CA certificates. */
     private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
-    private static final ScheduledExecutorService IDLE_CLOSER = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread thread = new Thread(r, "spark-kpl-idle-closer");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final ScheduledExecutorService IDLE_CLOSER =
+        Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(ProducerRegistry::closeAll, "spark-kpl-shutdown"));

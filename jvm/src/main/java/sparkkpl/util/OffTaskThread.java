@@ -5,6 +5,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -17,21 +18,23 @@ public final class OffTaskThread {
 
     /** A single daemon thread, so that work submitted to it never overlaps within this JVM. */
     public static ExecutorService newWorker(String name) {
-        return Executors.newSingleThreadExecutor(task -> {
-            Thread thread = new Thread(task, name);
-            thread.setDaemon(true);
-            return thread;
-        });
+        return Executors.newSingleThreadExecutor(daemonThreads(name));
     }
 
     /** Daemon threads made as needed and kept a minute when idle, for work that may overlap. */
     public static ExecutorService newPool(String name) {
-        AtomicLong count = new AtomicLong();
-        return Executors.newCachedThreadPool(task -> {
-            Thread thread = new Thread(task, name + "-" + count.incrementAndGet());
+        return Executors.newCachedThreadPool(daemonThreads(name));
+    }
+
+    /** Daemon threads (they never hold the JVM up) named {@code name}, then {@code name-2}, {@code name-3} ... */
+    public static ThreadFactory daemonThreads(String name) {
+        AtomicLong made = new AtomicLong();
+        return task -> {
+            long number = made.incrementAndGet();
+            Thread thread = new Thread(task, number == 1 ? name : name + "-" + number);
             thread.setDaemon(true);
             return thread;
-        });
+        };
     }
 
     /** Runs {@code work} on {@code worker} and waits out interrupts, restoring the flag afterwards. */

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -12,8 +11,9 @@ import sparkkpl.config.WriteConfig;
 
 /**
  * Starts producers and lets each close as soon as it exists, while busy threads load every CPU, so
- * that a producer may close while its daemon is still being launched. Prints how many daemon processes and pipe folders (under {@code nativeDir}) are left once
- * the closes are done. Driven by tests/test_producer_lifecycle.py.
+ * that a producer may close while its daemon is still being launched. Prints how many daemon
+ * processes and pipe folders (under {@code nativeDir}) are left once the closes are done. Driven by
+ * tests/test_producer_lifecycle.py.
  *
  * <p>Arguments: producers, busy threads, then options as name=value, {@code nativeDir} among them.
  */
@@ -25,11 +25,7 @@ public final class QuickCloseMain {
     public static void main(String[] args) throws Exception {
         int producers = Integer.parseInt(args[0]);
         int busyThreads = Integer.parseInt(args[1]);
-        Map<String, String> options = new HashMap<>();
-        for (int i = 2; i < args.length; i++) {
-            String[] option = args[i].split("=", 2);
-            options.put(option[0], option[1]);
-        }
+        Map<String, String> options = MainOptions.from(args, 2);
         for (int i = 0; i < busyThreads; i++) {
             Thread spinner = new Thread(QuickCloseMain::spin, "busy-" + i);
             spinner.setDaemon(true);

@@ -1,7 +1,6 @@
 package sparkkpl.producer;
 
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
 import sparkkpl.config.WriteConfig;
 
@@ -18,11 +17,7 @@ public final class ShutdownFlushMain {
     public static void main(String[] args) throws Exception {
         String stream = args[0];
         int count = Integer.parseInt(args[1]);
-        Map<String, String> options = new HashMap<>();
-        for (int i = 2; i < args.length; i++) {
-            String[] option = args[i].split("=", 2);
-            options.put(option[0], option[1]);
-        }
+        Map<String, String> options = MainOptions.from(args, 2);
         SharedProducer producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), options));
         TaskAcks acks = new TaskAcks();
         TaskFeed feed = new TaskFeed(producer, acks, new TaskQueueStats(), 60_000, (record, row, error) -> {
