@@ -91,7 +91,7 @@ public final class DaemonFolder {
     }
 
     /** Children of this JVM whose command line names a file in this folder. */
-    List<ProcessHandle> daemons() {
+    public List<ProcessHandle> daemons() {
         String inside = path + File.separator;
         return ProcessHandle.current().children()
             .filter(child -> child.info().arguments()

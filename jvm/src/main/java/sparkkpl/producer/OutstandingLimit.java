@@ -1,5 +1,7 @@
 package sparkkpl.producer;
 
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
@@ -9,6 +11,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Caps the records and bytes a producer has outstanding (added, not yet acknowledged). The KPL's
  * own queue is unbounded (FLINK-9374), so a task that would go over the cap flushes the producer
  * and blocks until acknowledgements bring it back under: backpressure instead of unbounded memory.
+ *
+ * <p>Room is given first come, first served: while a record waits, later ones wait behind it, so a
+ * large record is not starved by small ones that would each fit into the room it waits for.
  */
 final class OutstandingLimit {
     /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
@@ -18,6 +23,8 @@ final class OutstandingLimit {
     private final long maxBytes;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
+    /** One ticket per waiting record, in arrival order; only the first may take room. */
+    private final Deque<Object> waiting = new ArrayDeque<>();
     private long records;
     private long bytes;
     private long peakRecords;
@@ -32,7 +39,7 @@ final class OutstandingLimit {
     boolean tryAcquire(long recordBytes, TaskQueueStats stats) {
         lock.lock();
         try {
-            if (!hasRoomFor(recordBytes)) {
+            if (!waiting.isEmpty() || !hasRoomFor(recordBytes)) {
                 return false;
             }
             reserve(recordBytes);
@@ -56,11 +63,13 @@ final class OutstandingLimit {
         if (tryAcquire(recordBytes, stats)) {
             return;
         }
+        Object ticket = new Object();
         lock.lock();
         try {
+            waiting.add(ticket);
             long start = System.nanoTime();
             long deadline = start + timeoutNanos;
-            while (!hasRoomFor(recordBytes)) {
+            while (waiting.peekFirst() != ticket || !hasRoomFor(recordBytes)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException("the producer stayed at its queue limit for "
@@ -72,6 +81,8 @@ final class OutstandingLimit {
             reserve(recordBytes);
             stats.admitted(Math.max(1, System.nanoTime() - start), records, bytes);
         } finally {
+            waiting.remove(ticket);
+            released.signalAll(); // the next in line may have room now
             lock.unlock();
         }
     }

@@ -26,7 +26,9 @@ import sparkkpl.util.OffTaskThread;
  * At most one KPL producer per executor JVM per distinct configuration: each producer is a native
  * daemon with its own threads and connections, so one per task would multiply them (seed 000).
  * Producers are created on first use, counted while tasks hold them, closed after an idle timeout
- * and, with a bounded flush, when the JVM exits.
+ * and, with a bounded flush, when the JVM exits. A producer whose KPL gave up is detached (new
+ * tasks get a new one) but closed only when its last holder releases it: closing it under them
+ * would fail their records still in flight.
  */
 public final class ProducerRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(ProducerRegistry.class);
@@ -42,6 +44,8 @@ public final class ProducerRegistry {
     }
 
     private static final Map<Map<String, String>, Entry> ENTRIES = new HashMap<>();
+    /** Broken producers still held by tasks; guarded by ENTRIES' lock. */
+    private static final List<Entry> DETACHED = new ArrayList<>();
     /** Builds producers: the KPL takes an interruptible file lock while it writes its CA certificates. */
     private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
     private static final ScheduledExecutorService IDLE_CLOSER =
@@ -56,13 +60,12 @@ public final class ProducerRegistry {
     /** The JVM's producer for this configuration, created if needed; pair with {@link #release}. */
     public static SharedProducer acquire(WriteConfig config) {
         Map<String, String> key = config.producerIdentity();
+        SharedProducer producer;
         synchronized (ENTRIES) {
             Entry entry = ENTRIES.get(key);
             if (entry != null && entry.producer.isBroken()) {
-                // Its tasks have failed and will be retried: give them a working daemon.
                 ENTRIES.remove(key);
-                List<SharedProducer> broken = List.of(entry.producer);
-                IDLE_CLOSER.execute(() -> closeEach(broken));
+                detach(entry);
                 entry = null;
             }
             if (entry == null) {
@@ -70,7 +73,18 @@ public final class ProducerRegistry {
                 ENTRIES.put(key, entry);
             }
             entry.holders++;
-            return entry.producer;
+            producer = entry.producer;
+        }
+        producer.awaitDaemon();
+        return producer;
+    }
+
+    /** Closes a broken producer now if no task holds it, else when the last one releases it. */
+    private static void detach(Entry entry) {
+        if (entry.holders == 0) {
+            closeSoon(entry.producer);
+        } else {
+            DETACHED.add(entry);
         }
     }
 
@@ -82,7 +96,19 @@ public final class ProducerRegistry {
                     IDLE_CLOSER.schedule(ProducerRegistry::closeIdle, producer.idleTimeoutMs(), TimeUnit.MILLISECONDS);
                 }
             }
+            Iterator<Entry> detached = DETACHED.iterator();
+            while (detached.hasNext()) {
+                Entry entry = detached.next();
+                if (entry.producer == producer && --entry.holders == 0) {
+                    detached.remove();
+                    closeSoon(producer);
+                }
+            }
         }
+    }
+
+    private static void closeSoon(SharedProducer producer) {
+        IDLE_CLOSER.execute(() -> closeEach(List.of(producer)));
     }
 
     private static SharedProducer create(WriteConfig config) {
@@ -90,8 +116,10 @@ public final class ProducerRegistry {
         // Placing the daemon ourselves keeps the KPL from extracting it into a folder shared by
         // every user, under a lock that a task interrupt breaks.
         Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
+        Runnable keepDaemonInPlace = () -> { };
         if (kplConfig.getNativeExecutable().isEmpty()) {
             kplConfig.setNativeExecutable(NativeDaemon.install(dir).toString());
+            keepDaemonInPlace = () -> NativeDaemon.install(dir);
         }
         // The daemon's named pipes too, or they land in a folder every user of the host shares.
         if (kplConfig.getTempDirectory().isEmpty()) {
@@ -121,7 +149,7 @@ public final class ProducerRegistry {
             folder.destroy(() -> { }); // a daemon launch may already be under way
             throw e;
         }
-        return new SharedProducer(kpl, folder, settings,
+        return new SharedProducer(kpl, folder, keepDaemonInPlace, settings,
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
@@ -153,7 +181,9 @@ public final class ProducerRegistry {
         List<SharedProducer> all = new ArrayList<>();
         synchronized (ENTRIES) {
             ENTRIES.values().forEach(entry -> all.add(entry.producer));
+            DETACHED.forEach(entry -> all.add(entry.producer));
             ENTRIES.clear();
+            DETACHED.clear();
         }
         closeEach(all);
     }
@@ -187,10 +217,10 @@ public final class ProducerRegistry {
         return settings;
     }
 
-    /** How many producers (daemons) this JVM has open. */
+    /** How many producers (daemons) this JVM has open, detached ones included. */
     public static int openProducers() {
         synchronized (ENTRIES) {
-            return ENTRIES.size();
+            return ENTRIES.size() + DETACHED.size();
         }
     }
 }

@@ -2,6 +2,7 @@ package sparkkpl.producer;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.Uninterruptibles;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,29 +13,45 @@ import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
-import software.amazon.kinesis.producer.KinesisProducer;
+import software.amazon.kinesis.producer.IKinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
 import sparkkpl.natives.DaemonFolder;
 import sparkkpl.util.OffTaskThread;
 
-/** One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap. */
+/**
+ * One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap.
+ *
+ * <p>When its daemon dies (killed, out of memory), the KPL fails every outstanding record and starts
+ * a new daemon; for about a second meanwhile every add throws {@link DaemonException}. Adds wait that
+ * out rather than fail, and only a KPL that accepts nothing for {@link #RESTART_WAIT_MS} counts as
+ * given up ({@link #isBroken}). Before each wait the daemon's binary is put back in place if it has
+ * gone (a tmp cleaner), or the KPL would relaunch a missing file once a second forever.
+ */
 public final class SharedProducer {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
     /** Where every call into the KPL runs: see {@link #callKpl}. */
     private static final ExecutorService KPL_CALLS = OffTaskThread.newPool("spark-kpl-calls");
+    /** How long adds wait for the KPL to replace a dead daemon before the producer counts as broken. */
+    static final long RESTART_WAIT_MS = 15_000;
+    private static final long RESTART_POLL_MS = 50;
 
-    private final KinesisProducer kpl;
+    private final IKinesisProducer kpl;
     private final DaemonFolder folder;
+    private final Runnable keepDaemonInPlace;
     private final OutstandingLimit limit;
     private final long idleTimeoutMs;
     private final long closeTimeoutMs;
     private final Map<String, String> settings;
     private volatile boolean broken;
 
-    SharedProducer(KinesisProducer kpl, DaemonFolder folder, Map<String, String> settings, long maxRecords,
-                   long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
+    /**
+     * @param keepDaemonInPlace puts the daemon's binary back where the KPL runs it from, if it is gone
+     */
+    SharedProducer(IKinesisProducer kpl, DaemonFolder folder, Runnable keepDaemonInPlace, Map<String, String> settings,
+                   long maxRecords, long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
         this.folder = folder;
+        this.keepDaemonInPlace = keepDaemonInPlace;
         this.settings = settings;
         this.limit = new OutstandingLimit(maxRecords, maxBytes);
         this.idleTimeoutMs = idleTimeoutMs;
@@ -67,22 +84,38 @@ public final class SharedProducer {
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
      */
     void add(KinesisRecord record, long rowNumber, long size, TaskAcks acks) {
-        ListenableFuture<UserRecordResult> future;
+        boolean released = false;
         try {
-            future = kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
-                ByteBuffer.wrap(record.data()));
-        } catch (DaemonException e) {
-            // The daemon is gone and the KPL declined to restart it (it does not when one dies
-            // soon after starting): this producer can take nothing more.
-            broken = true;
-            limit.release(size);
-            throw e;
-        } catch (RuntimeException e) {
-            limit.release(size);
-            throw e;
+            ListenableFuture<UserRecordResult> future = addToKpl(record);
+            future.addListener(() -> limit.release(size), MoreExecutors.directExecutor());
+            released = true;
+            acks.track(future, record, rowNumber, size);
+        } finally {
+            // Whatever the KPL threw (an Error too), a record it did not take gives its room back.
+            if (!released) {
+                limit.release(size);
+            }
         }
-        future.addListener(() -> limit.release(size), MoreExecutors.directExecutor());
-        acks.track(future, record, rowNumber, size);
+    }
+
+    /** Adds to the KPL, waiting while it replaces a dead daemon; see the class comment. */
+    private ListenableFuture<UserRecordResult> addToKpl(KinesisRecord record) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RESTART_WAIT_MS);
+        while (true) {
+            try {
+                return kpl.addUserRecord(record.stream(), record.partitionKey(), record.explicitHashKey(),
+                    ByteBuffer.wrap(record.data()));
+            } catch (DaemonException e) {
+                keepDaemonInPlace.run();
+                if (System.nanoTime() > deadline) {
+                    broken = true;
+                    throw new DaemonException("The KPL accepted no record for " + RESTART_WAIT_MS
+                        + " ms after its daemon stopped (" + e.getMessage() + "); this producer is replaced for "
+                        + "the next tasks");
+                }
+                Uninterruptibles.sleepUninterruptibly(RESTART_POLL_MS, TimeUnit.MILLISECONDS);
+            }
+        }
     }
 
     /**
@@ -102,7 +135,20 @@ public final class SharedProducer {
         return record.data().length + record.partitionKey().length() + (hashKey == null ? 0 : hashKey.length());
     }
 
-    /** Whether the daemon died for good; the registry then starts a new producer for the next task. */
+    /**
+     * Before a task uses the producer: a daemon binary that has gone is placed again, and a daemon the
+     * KPL is restarting is waited for, so that the task's first records do not go to a daemon that is
+     * about to fail. Returns at once while a daemon runs.
+     */
+    void awaitDaemon() {
+        keepDaemonInPlace.run();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RESTART_WAIT_MS);
+        while (folder.daemons().isEmpty() && System.nanoTime() < deadline) {
+            Uninterruptibles.sleepUninterruptibly(RESTART_POLL_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Whether the KPL gave up on its daemon; the registry then starts a new producer for the next task. */
     boolean isBroken() {
         return broken;
     }

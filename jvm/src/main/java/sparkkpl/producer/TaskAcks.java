@@ -19,6 +19,13 @@ import software.amazon.kinesis.producer.UserRecordResult;
  * Acknowledgements of one task's own records. The producer is shared by every task of the JVM, so
  * a task must wait for its records only, never for the whole producer's queue. Final failures
  * arrive on the KPL's callback thread and are queued for the task's own thread to handle.
+ *
+ * <p>Only Kinesis's final refusal ({@link UserRecordFailedException}, with its attempts) is a record
+ * failure, for {@code failOnError} and the dead letters to handle. Any other exception means the
+ * producer itself failed (its daemon died and the KPL failed every outstanding record, or it lost
+ * one): nobody knows whether those records reached Kinesis, so they are "in doubt" and the task
+ * fails for Spark to retry it, whatever {@code failOnError} says. Counting them as failed would
+ * commit a task, or a streaming batch, whose records may be gone.
  */
 public final class TaskAcks {
     /** The longest pause between two flushes while a task waits at commit. */
@@ -27,7 +34,10 @@ public final class TaskAcks {
     private long added;
     private long succeeded;
     private long failed;
+    private long inDoubt;
     private long bytesSucceeded;
+    /** The first failure of the producer itself among this task's records, or null. */
+    private Throwable producerFailure;
 
     void track(ListenableFuture<UserRecordResult> future, KinesisRecord record, long rowNumber, long bytes) {
         synchronized (this) {
@@ -41,8 +51,12 @@ public final class TaskAcks {
 
             @Override
             public void onFailure(Throwable error) {
-                failures.add(failure(record, rowNumber, error));
-                completed(false, bytes);
+                if (error instanceof UserRecordFailedException) {
+                    failures.add(failure(record, rowNumber, error));
+                    completed(false, bytes);
+                } else {
+                    producerFailed(error);
+                }
             }
         }, MoreExecutors.directExecutor());
     }
@@ -57,13 +71,30 @@ public final class TaskAcks {
         notifyAll();
     }
 
+    private synchronized void producerFailed(Throwable error) {
+        inDoubt++;
+        if (producerFailure == null) {
+            producerFailure = error;
+        }
+        notifyAll();
+    }
+
+    /**
+     * @throws ProducerFailedException once the producer failed any of this task's records, saying
+     *     how many are in doubt
+     */
+    public synchronized void throwIfProducerFailed() throws ProducerFailedException {
+        if (producerFailure != null) {
+            throw new ProducerFailedException(inDoubt, added, producerFailure);
+        }
+    }
+
     /**
      * Kinesis's error code and message from the last attempt, which is why the record finally
      * failed, and the other errors its attempts met ("Expired" alone would hide the cause).
      */
     static FailedRecord failure(KinesisRecord record, long rowNumber, Throwable error) {
-        List<Attempt> attempts = error instanceof UserRecordFailedException failedException
-            ? failedException.getResult().getAttempts() : List.of();
+        List<Attempt> attempts = ((UserRecordFailedException) error).getResult().getAttempts();
         if (attempts.isEmpty()) {
             return new FailedRecord(record, rowNumber, null, error.getClass().getSimpleName(), String.valueOf(error));
         }
@@ -83,7 +114,8 @@ public final class TaskAcks {
     }
 
     /**
-     * Blocks until every record this task added is acknowledged or finally failed, flushing again
+     * Blocks until every record this task added is acknowledged or finally failed, or until the
+     * producer failed one of them (the task fails then: see {@link #throwIfProducerFailed}), flushing again
      * after 1, 2, 4 ... ms (then every {@value #MAX_REFLUSH_MS} ms) meanwhile. The KPL's flush only
      * reaches records its aggregator has already handed on; records still on their way through the
      * daemon's pipeline would otherwise wait out RecordMaxBufferedTime (measured: 2,000 tasks of 10
@@ -102,7 +134,7 @@ public final class TaskAcks {
                 }
                 long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
                 if (leftMs <= 0) {
-                    throw new TimeoutException((added - succeeded - failed) + " of this task's " + added
+                    throw new TimeoutException((added - succeeded - failed - inDoubt) + " of this task's " + added
                         + " records were still not acknowledged by Kinesis after " + timeoutMs + " ms");
                 }
                 wait(Math.min(leftMs, pauseMs));
@@ -114,7 +146,7 @@ public final class TaskAcks {
     }
 
     private boolean allDone() {
-        return succeeded + failed >= added;
+        return producerFailure != null || succeeded + failed >= added;
     }
 
     public synchronized long succeeded() {

@@ -88,8 +88,12 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             "the KPL refused the record for stream '" + record.stream() + "': " + error.getMessage()));
     }
 
-    /** Records Kinesis finally failed since the last row, reported on the callback thread. */
+    /**
+     * Records Kinesis finally failed since the last row, reported on the callback thread; fails the
+     * task at once if the producer itself failed any of its records.
+     */
     private void handleKinesisFailures() throws IOException {
+        acks.throwIfProducerFailed();
         for (FailedRecord failure = acks.pollFailure(); failure != null; failure = acks.pollFailure()) {
             failures.handle(failure);
         }

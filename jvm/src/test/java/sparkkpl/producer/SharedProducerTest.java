@@ -1,0 +1,74 @@
+package sparkkpl.producer;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import com.google.common.util.concurrent.SettableFuture;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import software.amazon.kinesis.producer.DaemonException;
+import software.amazon.kinesis.producer.IKinesisProducer;
+import sparkkpl.natives.DaemonFolder;
+
+/** The producer's own bookkeeping around a KPL that misbehaves as the real one can. */
+public class SharedProducerTest {
+    private static final KinesisRecord RECORD = new KinesisRecord("s", "key", null, "abc".getBytes(StandardCharsets.UTF_8));
+
+    @Rule
+    public final TemporaryFolder tmp = new TemporaryFolder();
+
+    /** An Error inside addUserRecord (out of memory, a linkage error) must not keep the record's room for ever. */
+    @Test
+    public void anErrorInsideTheKplGivesTheRecordsRoomBack() {
+        SharedProducer producer = producer(() -> {
+            throw new OutOfMemoryError("Java heap space");
+        }, () -> { });
+        assertTrue(producer.tryReserve(8, new TaskQueueStats()));
+
+        assertThrows(OutOfMemoryError.class, () -> producer.add(RECORD, 1, 8, new TaskAcks()));
+
+        assertEquals(0, producer.usage().records());
+        assertEquals(0, producer.usage().bytes());
+    }
+
+    /** While the KPL replaces a dead daemon every add throws; the record waits for the new daemon instead of failing. */
+    @Test
+    public void anAddWaitsOutADaemonRestartAndPutsAMissingBinaryBack() {
+        AtomicInteger calls = new AtomicInteger();
+        AtomicInteger placements = new AtomicInteger();
+        SharedProducer producer = producer(() -> {
+            if (calls.incrementAndGet() <= 5) {
+                throw new DaemonException("The child process has been shutdown and can no longer accept messages.");
+            }
+            return SettableFuture.create();
+        }, placements::incrementAndGet);
+        assertTrue(producer.tryReserve(8, new TaskQueueStats()));
+
+        producer.add(RECORD, 1, 8, new TaskAcks());
+
+        assertEquals(6, calls.get());
+        assertEquals("the binary is checked before each wait", 5, placements.get());
+        assertFalse(producer.isBroken());
+        assertEquals("held by the KPL until acknowledged", 1, producer.usage().records());
+    }
+
+    private SharedProducer producer(Supplier<Object> addUserRecord, Runnable keepDaemonInPlace) {
+        IKinesisProducer kpl = (IKinesisProducer) Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {IKinesisProducer.class}, (proxy, method, args) -> {
+                if (method.getName().equals("addUserRecord")) {
+                    return addUserRecord.get();
+                }
+                throw new UnsupportedOperationException(method.getName());
+            });
+        return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath()), keepDaemonInPlace, Map.of(),
+            100, 1_000, 1_000, 1_000);
+    }
+}

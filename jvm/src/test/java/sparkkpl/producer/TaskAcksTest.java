@@ -1,0 +1,106 @@
+package sparkkpl.producer;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import com.google.common.util.concurrent.SettableFuture;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.Test;
+import software.amazon.kinesis.producer.Attempt;
+import software.amazon.kinesis.producer.KinesisProducerException;
+import software.amazon.kinesis.producer.UserRecordFailedException;
+import software.amazon.kinesis.producer.UserRecordResult;
+
+/** One task's acknowledgements, fed with the futures the KPL would complete. */
+public class TaskAcksTest {
+    private final TaskAcks acks = new TaskAcks();
+
+    @Test
+    public void awaitAllReturnsOnceEveryRecordIsAcknowledgedAndFlushesMeanwhile() throws Exception {
+        SettableFuture<UserRecordResult> first = track(1);
+        SettableFuture<UserRecordResult> second = track(2);
+        AtomicInteger flushes = new AtomicInteger();
+        Thread kinesis = new Thread(() -> {
+            first.set(success());
+            sleepMs(100);
+            second.set(success());
+        });
+        kinesis.start();
+
+        acks.awaitAll(flushes::incrementAndGet, 5_000);
+
+        assertEquals(2, acks.succeeded());
+        assertEquals(2 * 3, acks.bytesSucceeded());
+        assertTrue("re-flushed after 1, 2, 4 ... ms while waiting, got " + flushes, flushes.get() >= 4);
+        kinesis.join();
+    }
+
+    @Test
+    public void awaitAllTimesOutSayingHowManyRecordsAreStillOutstanding() {
+        track(1).set(success());
+        track(2);
+        track(3);
+
+        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, 200));
+
+        assertTrue(timeout.getMessage(), timeout.getMessage().startsWith("2 of this task's 3 records were still not"));
+    }
+
+    @Test
+    public void aRecordKinesisRefusedIsARecordFailureWithItsAttempts() throws Exception {
+        // Attempt(delay, duration, error message, error code, successful)
+        track(7).setException(new UserRecordFailedException(new UserRecordResult(List.of(
+            new Attempt(0, 10, "slow down", "Throttled", false),
+            new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
+
+        acks.awaitAll(() -> { }, 1_000);
+        acks.throwIfProducerFailed();
+        FailedRecord failure = acks.pollFailure();
+
+        assertEquals(7, failure.rowNumber());
+        assertEquals("Expired", failure.errorCode());
+        assertEquals("Record has reached expiration (after 2 attempts; earlier: Throttled: slow down)",
+            failure.errorMessage());
+        assertNull(acks.pollFailure());
+    }
+
+    /** A dead daemon fails every outstanding record: nobody knows whether they arrived. */
+    @Test
+    public void aProducerFailureIsNoRecordFailureButFailsTheTask() throws Exception {
+        track(1).set(success());
+        track(2).setException(new KinesisProducerException(new RuntimeException("Child process exited with code 137"),
+            null));
+        track(3);
+
+        acks.awaitAll(() -> { }, 5_000); // returns without waiting for record 3: the task fails anyway
+
+        assertNull("not a record failure for failOnError=false to count", acks.pollFailure());
+        ProducerFailedException failed = assertThrows(ProducerFailedException.class, acks::throwIfProducerFailed);
+        assertTrue(failed.getMessage(), failed.getMessage().startsWith("The KPL producer failed 1 of this task's 3 records"));
+        assertTrue(failed.getMessage(), failed.getMessage().contains("whatever failOnError says"));
+    }
+
+    private SettableFuture<UserRecordResult> track(long row) {
+        SettableFuture<UserRecordResult> future = SettableFuture.create();
+        KinesisRecord record = new KinesisRecord("s", "key", null, "abc".getBytes(StandardCharsets.UTF_8));
+        acks.track(future, record, row, 3);
+        return future;
+    }
+
+    private static UserRecordResult success() {
+        return new UserRecordResult(List.of(new Attempt(0, 10, "", "", true)), "1", "shardId-000000000000", true);
+    }
+
+    private static void sleepMs(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
