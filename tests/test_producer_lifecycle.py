@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -43,3 +44,17 @@ def test_a_producer_closed_while_its_daemon_starts_leaves_no_daemon(kinesis, tmp
                "nativeDir": str(tmp_path / "native")}
     run = run_java_main("sparkkpl.producer.QuickCloseMain", "12", "3", *as_arguments(options))
     assert "daemons left 0, pipe folders left 0" in run.stdout, run.stdout + run.stderr[-3000:]
+
+
+def test_a_killed_daemon_is_restarted_under_its_holders_and_not_replaced(endpoint, ep_stream, tmp_path):
+    # Two holders add continuously; the daemon is killed; a third acquire comes while the KPL
+    # restarts it. The producer must stay theirs: no close under them, no second daemon.
+    options = {**endpoint.kpl_options(), "streamName": ep_stream, "nativeDir": str(tmp_path / "native"),
+               "shutdownFlushTimeoutMs": "5000"}
+    run = run_java_main("sparkkpl.producer.DaemonKillMain", ep_stream, *as_arguments(options))
+    assert "killed 1 daemon(s); third acquire got the holders' producer: true" in run.stdout, run.stdout
+    for holder in ("a", "b"):
+        line = next(line for line in run.stdout.splitlines() if line.startswith(f"holder {holder} "))
+        added, succeeded = (int(n) for n in re.findall(r"added (\d+), succeeded (\d+)", line)[0])
+        assert added > 100 and succeeded == added and ", ok; errors 0" in line, run.stdout
+    assert "daemons alive 5 s after the kill: 1" in run.stdout, run.stdout

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -56,9 +57,14 @@ public final class QuickCloseMain {
     }
 
     private static long daemons() {
+        return daemonProcesses().size();
+    }
+
+    /** This JVM's KPL daemons. */
+    static List<ProcessHandle> daemonProcesses() {
         return ProcessHandle.current().children()
             .filter(child -> child.info().command().orElse("").endsWith("kinesis_producer"))
-            .count();
+            .toList();
     }
 
     private static void spin() {
