@@ -11,7 +11,7 @@ import pytest
 
 from spark_kpl.testing.delivery import (compare, numbered_expected, numbered_rows, wait_for, warm_up,
                                         write_in_background)
-from spark_kpl.testing.processes import age_seconds, live_children
+from spark_kpl.testing.processes import age_seconds, daemons_placed_in, live_children
 
 COUNT = 2000
 #: One shard, no aggregation, a low RateLimit: the write lasts long enough to be hit mid-way.
@@ -45,34 +45,34 @@ def assert_all_delivered(kinesis, stream, expected):
     assert report.at_least_once, report.summary()
 
 
-@pytest.mark.parametrize("victim", ["kpl daemon", "executor jvm"])
+@pytest.mark.parametrize("victim, fail_on_error", [("kpl daemon", "true"), ("kpl daemon", "false"),
+                                                   ("executor jvm", "true")])
 def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spark, cluster, kinesis,
-                                                                   slow_stream, victim):
+                                                                   slow_stream, victim, fail_on_error):
+    # failOnError=false covers records Kinesis refused; records a dead daemon took with it are not
+    # refused, they are in doubt: the task must fail and be retried, never count them as failed.
     stream, expected = slow_stream
-    thread, outcome = start_write(cluster_spark, stream, {**kinesis.kpl_options(), **SLOW})
+    options = {**kinesis.kpl_options(), **SLOW, "failOnError": fail_on_error}
+    thread, outcome = start_write(cluster_spark, stream, options)
     time.sleep(3)  # let records pile up behind the throttle
+    stored_at_kill = len(kinesis.read_records(stream))
     if victim == "kpl daemon":
         daemons = wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor")
         os.kill(daemons[-1], signal.SIGKILL)
     else:
         os.kill(cluster.executor_pids()[0], signal.SIGKILL)
+    assert stored_at_kill <= COUNT / 2, f"only {COUNT - stored_at_kill} records could be in flight at the kill"
     thread.join(timeout=400)
     assert not thread.is_alive(), "the write did not finish"
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"].records_written == COUNT
+    assert outcome["result"].records_failed == 0
     assert_all_delivered(kinesis, stream, expected)
 
 
 def daemons_run_from(cluster, folder):
     """(pid, age in s) of each daemon under an executor whose binary lies in ``folder``."""
-    found = []
-    for daemon in executor_daemons(cluster):
-        try:
-            if os.readlink(f"/proc/{daemon}/exe").startswith(f"{folder}{os.sep}"):
-                found.append((daemon, round(age_seconds(daemon))))
-        except OSError:
-            pass  # it exited meanwhile
-    return found
+    return [(daemon, round(age_seconds(daemon))) for daemon in daemons_placed_in(cluster.executor_pids(), folder)]
 
 
 def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, kinesis, slow_stream, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List
+from typing import Iterable, List
 
 
 def _stat(pid: int) -> List[str]:
@@ -36,3 +36,17 @@ def age_seconds(pid: int) -> float:
     started_ticks = int(_stat(pid)[20])  # field 22 of /proc/<pid>/stat
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     return uptime - started_ticks / os.sysconf("SC_CLK_TCK")
+
+
+def daemons_placed_in(parents: Iterable[int], folder: Path) -> List[int]:
+    """Pids of the running KPL daemons, children of ``parents``, whose binary lies in ``folder``
+    (a write's own ``nativeDir`` tells its daemons from those of other writes)."""
+    found = []
+    for parent in parents:
+        for daemon in live_children(parent, "kinesis_producer"):
+            try:
+                if os.readlink(f"/proc/{daemon}/exe").startswith(f"{folder}{os.sep}"):
+                    found.append(daemon)
+            except OSError:
+                pass  # it exited meanwhile
+    return found

@@ -153,9 +153,17 @@ public final class SharedProducer {
         return broken;
     }
 
+    /**
+     * Asks the KPL to send what it buffers. While it replaces a dead daemon there is nothing to send:
+     * the dead daemon's records come back as failed futures, which is where their tasks learn of it.
+     */
     public void flush() {
         callKpl(() -> {
-            kpl.flush();
+            try {
+                kpl.flush();
+            } catch (DaemonException e) {
+                LOG.debug("No flush while the KPL restarts its daemon: {}", e.getMessage());
+            }
             return null;
         });
     }

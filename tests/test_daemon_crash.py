@@ -1,0 +1,81 @@
+"""A KPL daemon killed mid-write with ``failOnError=false``. Kinesis refused none of the records the
+daemon took with it: whether they arrived is unknown, so they are no record failures (nothing is
+counted or dead-lettered for them); the task fails instead, and a streaming batch is not committed,
+so the records are sent again. Batch writes on a cluster: tests/test_faults_cluster.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+from pyspark.errors import StreamingQueryException
+
+from spark_kpl import dedup
+from spark_kpl.testing.delivery import wait_for
+from spark_kpl.testing.endpoint import Faults
+from spark_kpl.testing.processes import daemons_placed_in
+
+ROWS_PER_FILE = (10, 3000)
+#: One shard taking 300 records/s, unaggregated: the second batch keeps thousands of records in flight.
+THROTTLE = Faults(shard_records_per_second=300)
+
+
+def add_file(folder, number, rows):
+    temporary = os.path.join(folder, f".part-{number}.tmp")
+    with open(temporary, "w") as out:
+        for i in range(rows):
+            out.write(json.dumps({"data": f"file-{number}-row-{i}"}) + "\n")
+    os.rename(temporary, os.path.join(folder, f"part-{number}.json"))
+
+
+def start_query(spark, source, checkpoint, stream, options):
+    return (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(source)
+            .writeStream.format("kpl").option("checkpointLocation", checkpoint).option("streamName", stream)
+            .options(**options).trigger(availableNow=True).start())
+
+
+def jvm_pid(spark) -> int:
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def test_a_batch_whose_daemon_is_killed_is_not_committed_and_the_restart_sends_it(spark, endpoint, tmp_path):
+    stream = "daemon-crash"
+    endpoint.create_stream(stream, shards=1)
+    endpoint.set_faults(THROTTLE)
+    source, checkpoint, native = tmp_path / "source", str(tmp_path / "checkpoint"), tmp_path / "native"
+    source.mkdir()
+    for number, rows in enumerate(ROWS_PER_FILE):
+        add_file(source, number, rows)
+    options = {**endpoint.kpl_options(), "AggregationEnabled": "false", "RecordTtl": "120000",
+               "failOnError": "false", "deadLetterPath": str(tmp_path / "dead"), "recordId": "prefix",
+               "nativeDir": str(native)}
+    try:
+        query = start_query(spark, str(source), checkpoint, stream, options)
+        # Batch 1 under way, most of it still in flight behind the throttle.
+        wait_for(lambda: len(endpoint.records(stream)) >= ROWS_PER_FILE[0] + 300, 60, "batch 1 to be under way")
+        daemon = wait_for(lambda: daemons_placed_in([jvm_pid(spark)], native), 10, "the write's KPL daemon")[0]
+        os.kill(daemon, signal.SIGKILL)
+        in_flight = sum(ROWS_PER_FILE) - len(endpoint.records(stream))
+        assert in_flight >= 1000, f"only {in_flight} records were in flight at the kill"
+
+        with pytest.raises(StreamingQueryException, match="The KPL producer failed"):
+            query.awaitTermination()
+        assert [p["batchId"] for p in query.recentProgress] == [0], "batch 1 must not be committed"
+
+        query = start_query(spark, str(source), checkpoint, stream, options)
+        query.awaitTermination()
+        assert query.exception() is None
+    finally:
+        endpoint.set_faults(Faults())
+    seen, stored = set(), []
+    for record in endpoint.records(stream):  # the consumer-side dedup README describes
+        if dedup.record_id(record.data) not in seen:
+            seen.add(dedup.record_id(record.data))
+            stored.append(dedup.strip(record.data))
+    expected = [f"file-{n}-row-{i}".encode() for n, rows in enumerate(ROWS_PER_FILE) for i in range(rows)]
+    assert sorted(stored) == sorted(expected)
+    dead_letters = [p for p in (tmp_path / "dead").rglob("*") if p.is_file() and p.stat().st_size > 0]
+    assert dead_letters == [], "no record was refused by Kinesis"
+    endpoint.delete_stream(stream)
