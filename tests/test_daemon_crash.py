@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 import pytest
 from pyspark.errors import StreamingQueryException
 
+import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.delivery import wait_for
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for
 from spark_kpl.testing.endpoint import Faults
 from spark_kpl.testing.processes import daemons_placed_in
 
@@ -79,3 +81,30 @@ def test_a_batch_whose_daemon_is_killed_is_not_committed_and_the_restart_sends_i
     dead_letters = [p for p in (tmp_path / "dead").rglob("*") if p.is_file() and p.stat().st_size > 0]
     assert dead_letters == [], "no record was refused by Kinesis"
     endpoint.delete_stream(stream)
+
+
+def test_a_daemon_binary_removed_by_a_tmp_cleaner_is_placed_again(spark, endpoint, ep_stream, tmp_path):
+    native = tmp_path / "native"
+    options = {**endpoint.kpl_options(), "nativeDir": str(native), "producerIdleTimeoutMs": "60000"}
+    spark_kpl.write(numbered_rows(spark, 100, partitions=1), ep_stream, partition_key="partitionKey", **options)
+    [binary] = native.glob("*/kinesis_producer")
+    binary.unlink()  # what a cleaner of old files in /tmp does
+    [daemon] = daemons_placed_in([jvm_pid(spark)], native)
+    os.kill(daemon, signal.SIGKILL)
+
+    # Without the binary the KPL relaunches a missing file about once a second, for ever.
+    result = spark_kpl.write(numbered_rows(spark, 1000, partitions=2), ep_stream, partition_key="partitionKey",
+                             **options)
+
+    assert result.records_written == 1000
+    assert binary.is_file()
+    report = compare(numbered_expected(1000), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
+    assert report.at_least_once, report.summary()
+    assert len(daemons_placed_in([jvm_pid(spark)], native)) == 1
+    before = kpl_pipes(native)
+    time.sleep(3)  # a relaunch loop would leave two more pipes a second
+    assert kpl_pipes(native) == before and len(before) == 2, f"pipes leaking: {before} then {kpl_pipes(native)}"
+
+
+def kpl_pipes(native):
+    return sorted(p.name for p in native.rglob("amz-aws-kpl-*"))
