@@ -3,8 +3,8 @@ executor JVM runs one producer (one native daemon) however many tasks it runs.""
 
 from __future__ import annotations
 
+import threading
 import time
-
 
 import spark_kpl
 from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
@@ -23,6 +23,27 @@ def rows(spark, count, partitions=2):
 def write_throttled(spark, kinesis, stream, count, limits):
     options = {**kinesis.kpl_options(), **THROTTLED, **limits}
     return spark_kpl.write(rows(spark, count), stream, partition_key="partitionKey", **options)
+
+
+def kpl_peak_outstanding_during(spark, write):
+    """Runs ``write()`` while sampling what the KPL itself counts outstanding (its unfinished
+    futures), not the sink's own limiter; returns the write's result and that peak."""
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            for stats in spark_kpl.producer_stats(spark):  # local mode: the tasks' producers
+                peak[0] = max(peak[0], stats["kplOutstandingRecords"])
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        result = write()
+    finally:
+        done.set()
+        sampler.join()
+    return result, peak[0]
 
 
 def assert_delivered(kinesis, stream, count):
@@ -46,8 +67,10 @@ def test_unbounded_outstanding_grows_with_the_input(spark, kinesis):
 
 
 def test_queue_limit_caps_outstanding_records_and_loses_nothing(spark, kinesis, stream):
-    result = write_throttled(spark, kinesis, stream, 1200, {"queueLimit": "100"})
+    result, kpl_peak = kpl_peak_outstanding_during(
+        spark, lambda: write_throttled(spark, kinesis, stream, 1200, {"queueLimit": "100"}))
     assert result.records_written == 1200
+    assert 50 <= kpl_peak <= 100, f"the KPL itself had {kpl_peak} records outstanding at most"
     assert result.peak_outstanding_records <= 100
     assert result.backpressure_cycles > 0 and result.blocked_ms > 0
     assert_delivered(kinesis, stream, 1200)

@@ -82,17 +82,28 @@ final class DaemonPlacement {
         }
     }
 
-    /** A verified daemon. Only its owner can write its folder: the same inode of the same size is still it. */
-    record Placed(Path executable, Object fileKey, long size) {
+    /**
+     * A verified daemon, remembered so that later producers need not hash 86 MB again. The same inode
+     * with the same size and the same change time (which every write moves and no one can set back)
+     * is still the file that was verified; anything else is checked and placed again.
+     */
+    record Placed(Path executable, Object fileKey, long size, Object changed) {
+
+        static Placed of(Path executable) throws IOException {
+            BasicFileAttributes now = Files.readAttributes(executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return new Placed(executable, now.fileKey(), now.size(), changeTime(executable));
+        }
 
         boolean stillInPlace() {
             try {
-                BasicFileAttributes now = Files.readAttributes(
-                        executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                return now.isRegularFile() && fileKey.equals(now.fileKey()) && now.size() == size;
+                return equals(of(executable));
             } catch (IOException gone) {
                 return false;
             }
+        }
+
+        private static Object changeTime(Path file) throws IOException {
+            return Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
         }
     }
 
@@ -112,9 +123,7 @@ final class DaemonPlacement {
             }
         }
         checkRuns(executable);
-        BasicFileAttributes placed = Files.readAttributes(
-                executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        return new Placed(executable, placed.fileKey(), placed.size());
+        return Placed.of(executable);
     }
 
     /** A regular file of ours, mode 0700, with the bundled daemon's SHA-256; anything else gets replaced. */
