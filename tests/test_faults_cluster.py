@@ -63,8 +63,9 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     options = {**endpoint.kpl_options(), "AggregationEnabled": "false", "RecordTtl": "120000",
                "failOnError": fail_on_error}
     thread, outcome = start_write(cluster_spark, stream, options)
-    time.sleep(3)  # let records pile up behind the throttle
-    stored_at_kill = len(endpoint.records(stream))
+    # Under way: the rest of the records now pile up in the daemons behind the throttle.
+    stored_at_kill = wait_for(lambda: len(endpoint.records(stream)) >= 200 and len(endpoint.records(stream)), 120,
+                              "the write to be under way")
     if victim == "kpl daemon":
         daemons = wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor")
         os.kill(daemons[-1], signal.SIGKILL)
