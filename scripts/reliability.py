@@ -17,8 +17,9 @@ import argparse
 import datetime as dt
 import os
 import platform
-import subprocess
+import signal
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -36,6 +37,7 @@ apply_loopback_env()
 import spark_kpl  # noqa: E402
 from spark_kpl import dedup  # noqa: E402
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
+from spark_kpl.testing.processes import daemons_placed_in  # noqa: E402
 
 MASTER = "local[2,4]"
 PARTITIONS = 4
@@ -52,10 +54,19 @@ class Scenario:
     during: Optional[Callable[[KinesisEndpoint], None]] = None
     trigger_after: int = 0
     note: str = ""
+    #: A Structured Streaming query (one micro-batch per Spark partition of the rows), restarted from
+    #: its checkpoint when it fails, instead of a batch write.
+    streaming: bool = False
 
 
-def scenarios(count: int) -> List[Scenario]:
+#: The records a killed daemon takes with it: one slow shard of unaggregated records keeps most in flight.
+DAEMON_KILL = {"AggregationEnabled": "false", "failOnError": "false", "RecordTtl": "120000"}
+
+
+def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> List[Scenario]:
     quarter = count // 4
+    kill_note = ("SIGKILL to the KPL daemon once 25% arrived; 100 records/s per shard, unaggregated, so "
+                 "most records are in flight; failOnError=false")
     return [
         Scenario("no faults"),
         Scenario("per-shard throttling", Faults(shard_records_per_second=5),
@@ -74,7 +85,24 @@ def scenarios(count: int) -> List[Scenario]:
                  note="6 s outage mid-write, RecordTtl 3 s: attempts fail until it is over, then Spark's task retry"),
         Scenario("unknown stream", options={"RecordTtl": "3000"}, stream="no-such-stream",
                  note="RecordTtl 3 s; each of the 4 task attempts fails"),
+        Scenario("KPL daemon killed, failOnError=false, batch write", Faults(shard_records_per_second=100),
+                 DAEMON_KILL, during=kill_daemon, trigger_after=quarter, note=kill_note),
+        Scenario("KPL daemon killed, failOnError=false, streaming", Faults(shard_records_per_second=100),
+                 DAEMON_KILL, during=kill_daemon, trigger_after=quarter + count // 8, streaming=True,
+                 note=kill_note.replace("25%", "37% (mid micro-batch 1 of 4)")
+                 + "; the query is restarted from its checkpoint if it fails"),
     ]
+
+
+def daemon_killer(spark, native_dir: Path) -> Callable[[KinesisEndpoint], None]:
+    """Kills the KPL daemon that the driver JVM (which runs local-mode tasks) runs from ``native_dir``."""
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+    def kill(_: KinesisEndpoint) -> None:
+        for daemon in daemons_placed_in([jvm], native_dir):
+            os.kill(daemon, signal.SIGKILL)
+
+    return kill
 
 
 def rows(spark, count: int):
@@ -89,10 +117,33 @@ def rows(spark, count: int):
         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
 
 
-def failed_task_attempts(spark, group: str) -> int:
+def run_streaming(spark, rows, stream: str, options: Dict[str, str], run_ids: List[str],
+                  max_restarts: int = 3) -> int:
+    """Writes ``rows`` through a streaming query, one micro-batch per Spark partition, restarting it
+    from its checkpoint after a failure as an operator would; returns how many restarts it took.
+    Each run's id (the job group of its Spark jobs) is added to ``run_ids``."""
+    with tempfile.TemporaryDirectory(prefix="spark-kpl-reliability-") as folder:
+        source, checkpoint = os.path.join(folder, "source"), os.path.join(folder, "checkpoint")
+        rows.write.parquet(source)
+        for restarts in range(max_restarts + 1):
+            query = (spark.readStream.schema(rows.schema).option("maxFilesPerTrigger", 1).parquet(source)
+                     .writeStream.format("kpl").option("checkpointLocation", checkpoint)
+                     .option("streamName", stream).option("recordId", "prefix").options(**options)
+                     .trigger(availableNow=True).start())
+            run_ids.append(str(query.runId))
+            try:
+                query.awaitTermination()
+                return restarts
+            except Exception:  # the batch was not committed: the restart sends it again
+                if restarts == max_restarts:
+                    raise
+    raise AssertionError("unreachable")
+
+
+def failed_task_attempts(spark, groups: List[str]) -> int:
     tracker = spark.sparkContext.statusTracker()
     failed = 0
-    for job_id in tracker.getJobIdsForGroup(group):
+    for job_id in (job for group in groups for job in tracker.getJobIdsForGroup(group)):
         job = tracker.getJobInfo(job_id)
         for stage_id in (job.stageIds if job else []):
             stage = tracker.getStageInfo(stage_id)
@@ -134,11 +185,17 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     started = time.monotonic()
     if watcher:
         watcher.start()
+    options = {**endpoint.kpl_options(), **scenario.options}
+    groups = [group]
     try:
-        result = spark_kpl.write(rows(spark, count), scenario.stream or stream, partition_key="partitionKey",
-                                 recordId="prefix", **{**endpoint.kpl_options(), **scenario.options})
-        written = result.records_written
-        outcome = f"success: {written} written, {result.records_failed} failed"
+        if scenario.streaming:
+            restarts = run_streaming(spark, rows(spark, count), scenario.stream or stream, options, groups)
+            outcome = f"success after {restarts} restart(s) of the query"
+        else:
+            result = spark_kpl.write(rows(spark, count), scenario.stream or stream, partition_key="partitionKey",
+                                     recordId="prefix", **options)
+            written = result.records_written
+            outcome = f"success: {written} written, {result.records_failed} failed"
     except Exception as error:  # the outcome being measured
         error_text = summarize_error(error)
         outcome = f"error: {error_text}"
@@ -174,7 +231,7 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     return {
         "scenario": scenario.name, "note": scenario.note, "in": count, "total": total, "distinct": distinct,
         "duplicates": duplicates, "detectable": detectable, "missing": missing, "unexpected": unexpected,
-        "failed_attempts": failed_task_attempts(spark, group), "outcome": outcome,
+        "failed_attempts": failed_task_attempts(spark, groups), "outcome": outcome,
         "reported_but_absent": lost_reported,
         "hit": ", ".join(f"{k} {v}" for k, v in sorted(hit.items()) if v) or "none", "seconds": duration,
     }
@@ -259,7 +316,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     results = []
     try:
         with KinesisEndpoint() as endpoint:
-            for number, scenario in enumerate(scenarios(args.records)):
+            native_dir = Path(tempfile.mkdtemp(prefix="spark-kpl-reliability-native-"))
+            kill_daemon = daemon_killer(spark, native_dir)
+            for number, scenario in enumerate(scenarios(args.records, kill_daemon)):
+                if scenario.during is kill_daemon:
+                    scenario.options = {**scenario.options, "nativeDir": str(native_dir)}
                 if args.only and not any(o in scenario.name for o in args.only):
                     continue
                 result = run(spark, endpoint, scenario, number, args.records)
