@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
 
 def delivery(endpoint, stream, count):
@@ -136,6 +136,56 @@ def test_stop_ends_every_thread_and_closes_the_port():
 
 
 # -- the real KPL through the sink ----------------------------------------------------------------
+
+
+def test_split_and_merge_close_shards_and_route_to_their_children(endpoint, ep_stream):
+    client = endpoint.client()
+    key_in_shard_1 = next(f"k{i}" for i in range(1000) if shard_of_key(f"k{i}", 2) == "shardId-000000000001")
+    client.put_records(StreamName=ep_stream, Records=[{"Data": b"before", "PartitionKey": key_in_shard_1}])
+    middle = 3 * 2**126
+    client.split_shard(StreamName=ep_stream, ShardToSplit="shardId-000000000001", NewStartingHashKey=str(middle))
+    with pytest.raises(client.exceptions.InvalidArgumentException, match="not an open shard"):
+        client.split_shard(StreamName=ep_stream, ShardToSplit="shardId-000000000001", NewStartingHashKey=str(middle))
+    with pytest.raises(client.exceptions.InvalidArgumentException, match="not adjacent"):
+        client.merge_shards(StreamName=ep_stream, ShardToMerge="shardId-000000000000",
+                            AdjacentShardToMerge="shardId-000000000003")
+    low, high = (client.put_records(StreamName=ep_stream, Records=[{"Data": b"x", "PartitionKey": "p",
+                                                                    "ExplicitHashKey": str(h)}])["Records"][0]
+                 for h in (middle - 1, middle))
+    assert (low["ShardId"], high["ShardId"]) == ("shardId-000000000002", "shardId-000000000003")
+    client.merge_shards(StreamName=ep_stream, ShardToMerge="shardId-000000000003",
+                        AdjacentShardToMerge="shardId-000000000002")
+
+    latest = client.list_shards(StreamName=ep_stream, ShardFilter={"Type": "AT_LATEST"})["Shards"]
+    assert [s["ShardId"] for s in latest] == ["shardId-000000000000", "shardId-000000000004"]
+    assert latest[1]["HashKeyRange"] == {"StartingHashKey": str(2**127), "EndingHashKey": str(2**128 - 1)}
+    assert (latest[1]["ParentShardId"], latest[1]["AdjacentParentShardId"]) == (
+        "shardId-000000000002", "shardId-000000000003")
+    every = client.list_shards(StreamName=ep_stream)["Shards"]
+    assert [s["ShardId"] for s in every] == [f"shardId-{i:012d}" for i in range(5)]
+    assert "EndingSequenceNumber" in every[1]["SequenceNumberRange"]
+    assert client.describe_stream_summary(StreamName=ep_stream)["StreamDescriptionSummary"]["OpenShardCount"] == 2
+    assert endpoint.hash_ranges(ep_stream)["shardId-000000000002"] == (2**127, middle - 1)
+    stored = {r.data: r.shard_id for r in endpoint.records(ep_stream)}
+    assert stored[b"before"] == "shardId-000000000001", "a closed shard keeps its records"
+
+
+def test_kpl_refreshes_its_shard_map_after_a_split_mid_write_and_delivers_every_record(spark, endpoint,
+                                                                                      ep_stream):
+    count = 20_000
+    endpoint.set_faults(Faults(latency=0.05))  # the write lasts long enough to be split under
+    split = threading.Thread(target=lambda: (
+        wait_for(lambda: len(endpoint.records(ep_stream)) >= count // 4, 60, "a quarter of the write"),
+        endpoint.split_shard(ep_stream, "shardId-000000000000", 2**126)))
+    split.start()
+    spark_kpl.write(numbered_rows(spark, count), ep_stream, partition_key="partitionKey", **endpoint.kpl_options())
+    split.join()
+    report = delivery(endpoint, ep_stream, count)
+    assert report.at_least_once, report.summary()
+    stored_in = Counter(r.shard_id for r in endpoint.records(ep_stream))
+    assert stored_in["shardId-000000000002"] and stored_in["shardId-000000000003"], stored_in
+    listed = [r for r in endpoint.requests("ListShards") if r.get("StreamName") == ep_stream]
+    assert len(listed) >= 2, "the daemon did not reload its shard map after the split"
 
 
 def test_kpl_delivers_every_record_with_its_key(spark, endpoint, ep_stream):

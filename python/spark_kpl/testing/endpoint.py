@@ -163,11 +163,15 @@ def _not_found(name: str) -> _ApiError:
 
 class _Shard:
     __slots__ = ("shard_id", "start", "end", "seq_base", "count", "stored",
-                 "record_tokens", "byte_tokens", "refilled")
+                 "record_tokens", "byte_tokens", "refilled", "parents", "closed")
 
-    def __init__(self, index: int, start: int, end: int) -> None:
+    def __init__(self, index: int, start: int, end: int, parents: Tuple[str, ...] = ()) -> None:
         self.shard_id = f"shardId-{index:012d}"
         self.start, self.end = start, end
+        #: The shard(s) this one was split or merged from, as Kinesis names them.
+        self.parents = parents
+        #: A split or merge closed it: it keeps its records but takes no more.
+        self.closed = False
         # 56 decimal digits, like Kinesis's; increasing within the shard.
         self.seq_base = 4960 * 10**52 + index * 10**36
         self.count = 0
@@ -177,11 +181,17 @@ class _Shard:
         self.refilled = 0.0
 
     def describe(self) -> Dict[str, Any]:
-        return {
+        sequence_range = {"StartingSequenceNumber": str(self.seq_base)}
+        if self.closed:
+            sequence_range["EndingSequenceNumber"] = str(self.seq_base + self.count)
+        described: Dict[str, Any] = {
             "ShardId": self.shard_id,
             "HashKeyRange": {"StartingHashKey": str(self.start), "EndingHashKey": str(self.end)},
-            "SequenceNumberRange": {"StartingSequenceNumber": str(self.seq_base)},
+            "SequenceNumberRange": sequence_range,
         }
+        for name, parent in zip(("ParentShardId", "AdjacentParentShardId"), self.parents):
+            described[name] = parent
+        return described
 
 
 class _Stream:
@@ -190,14 +200,51 @@ class _Stream:
         self.arn = f"arn:aws:kinesis:{region}:{_ACCOUNT}:stream/{name}"
         self.created = time.time()
         width = _HASH_SPACE // shard_count
-        self.shards = [
+        #: Every shard ever, in shard-id order; closed ones keep their records.
+        self.all_shards = [
             _Shard(i, i * width, _HASH_SPACE - 1 if i == shard_count - 1 else (i + 1) * width - 1)
             for i in range(shard_count)
         ]
+        self._index_open_shards()
+
+    def _index_open_shards(self) -> None:
+        self.shards = sorted((s for s in self.all_shards if not s.closed), key=lambda s: s.start)
         self.starts = [s.start for s in self.shards]
 
     def shard_for(self, hash_key: int) -> _Shard:
+        """The open shard whose hash range holds ``hash_key``."""
         return self.shards[bisect.bisect_right(self.starts, hash_key) - 1]
+
+    def open_shard(self, shard_id: Any) -> _Shard:
+        for shard in self.shards:
+            if shard.shard_id == shard_id:
+                return shard
+        raise _ApiError(400, "ResourceNotFoundException" if all(s.shard_id != shard_id for s in self.all_shards)
+                        else "InvalidArgumentException", f"Shard {shard_id} is not an open shard of stream {self.name}")
+
+    def split(self, shard_id: Any, new_starting_hash_key: int) -> None:
+        """Close ``shard_id`` and open two children, the second starting at ``new_starting_hash_key``."""
+        parent = self.open_shard(shard_id)
+        if not parent.start < new_starting_hash_key <= parent.end:
+            raise _ApiError(400, "InvalidArgumentException",
+                            f"NewStartingHashKey {new_starting_hash_key} is not inside {shard_id}'s hash range")
+        self._replace([parent], [(parent.start, new_starting_hash_key - 1), (new_starting_hash_key, parent.end)])
+
+    def merge(self, shard_id: Any, adjacent_shard_id: Any) -> None:
+        """Close two adjacent shards and open one child covering both ranges."""
+        first, second = sorted((self.open_shard(shard_id), self.open_shard(adjacent_shard_id)), key=lambda s: s.start)
+        if first is second or first.end + 1 != second.start:
+            raise _ApiError(400, "InvalidArgumentException",
+                            f"Shards {shard_id} and {adjacent_shard_id} are not adjacent")
+        self._replace([first, second], [(first.start, second.end)])
+
+    def _replace(self, closing: List[_Shard], ranges: List[Tuple[int, int]]) -> None:
+        parents = tuple(s.shard_id for s in closing)
+        for shard in closing:
+            shard.closed = True
+        for start, end in ranges:
+            self.all_shards.append(_Shard(len(self.all_shards), start, end, parents))
+        self._index_open_shards()
 
     def summary(self) -> Dict[str, Any]:
         return {
@@ -209,7 +256,7 @@ class _Stream:
             "StreamCreationTimestamp": self.created,
             "EnhancedMonitoring": [{"ShardLevelMetrics": []}],
             "EncryptionType": "NONE",
-            "OpenShardCount": len(self.shards),
+            "OpenShardCount": len(self.shards),  # open ones only, as Kinesis counts
             "ConsumerCount": 0,
         }
 
@@ -275,6 +322,8 @@ class KinesisEndpoint:
             "CreateStream": self._create_stream_call,
             "DeleteStream": self._delete_stream_call,
             "ListStreams": self._list_streams,
+            "SplitShard": self._split_shard_call,
+            "MergeShards": self._merge_shards_call,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -391,7 +440,7 @@ class KinesisEndpoint:
             found = self._streams.get(stream)
             if found is None:
                 raise KeyError(f"no stream {stream!r}")
-            snapshot = [(s.shard_id, list(s.stored)) for s in found.shards]
+            snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
         out: List[Record] = []
         for shard_id, stored in snapshot:
             for sequence_number, partition_key, _ehk, data in stored:
@@ -437,6 +486,22 @@ class KinesisEndpoint:
             if name not in self._streams:
                 raise KeyError(f"no stream {name!r}")
             self._delete_after[name] = records
+
+    def split_shard(self, stream: str, shard_id: str, new_starting_hash_key: int) -> None:
+        """Split an open shard as Kinesis's SplitShard does: it closes (keeping its records) and two
+        children take its hash range, the second from ``new_starting_hash_key``."""
+        with self._lock:
+            self._stream({"StreamName": stream}).split(shard_id, new_starting_hash_key)
+
+    def merge_shards(self, stream: str, shard_id: str, adjacent_shard_id: str) -> None:
+        """Merge two adjacent open shards as Kinesis's MergeShards does."""
+        with self._lock:
+            self._stream({"StreamName": stream}).merge(shard_id, adjacent_shard_id)
+
+    def hash_ranges(self, stream: str) -> Dict[str, Tuple[int, int]]:
+        """Shard id -> (starting, ending hash key) of every shard of ``stream``, closed ones too."""
+        with self._lock:
+            return {s.shard_id: (s.start, s.end) for s in self._stream({"StreamName": stream}).all_shards}
 
     # -- counters ----------------------------------------------------------------------------
 
@@ -630,7 +695,7 @@ class KinesisEndpoint:
 
     def _put(self, stream: _Stream, entries: List[Any]) -> List[Dict[str, str]]:
         """Route, throttle, fail or accept each record; one result per record, in order."""
-        routed: List[Tuple[_Shard, int, str, Optional[str], str]] = []
+        routed: List[Tuple[int, int, str, Optional[str], str]] = []
         call_bytes = 0
         md5 = hashlib.md5
         for i, entry in enumerate(entries):
@@ -658,7 +723,7 @@ class KinesisEndpoint:
                 if not valid:
                     raise _ApiError(400, "InvalidArgumentException",
                                     f"record {i}: ExplicitHashKey {ehk!r} is not 0 to 2^128-1")
-            routed.append((stream.shard_for(hash_key), size, key, ehk, data))
+            routed.append((hash_key, size, key, ehk, data))
         if call_bytes > _MAX_CALL_BYTES:
             raise _ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
 
@@ -673,7 +738,8 @@ class KinesisEndpoint:
             if self._streams.get(stream.name) is not stream:  # deleted meanwhile
                 raise _not_found(stream.name)
             now = time.monotonic()
-            for shard, size, key, ehk, data in routed:
+            for hash_key, size, key, ehk, data in routed:
+                shard = stream.shard_for(hash_key)  # under the lock: a split or merge may have just happened
                 if record_rate is not None or byte_rate is not None:
                     if _throttled(shard, size, now, record_rate, byte_rate):
                         errors["ProvisionedThroughputExceededException"] += 1
@@ -699,7 +765,7 @@ class KinesisEndpoint:
             self._counts["records_rejected"] += len(routed) - accepted
             self._record_errors.update(errors)
             deletion_due = self._delete_after.get(stream.name)
-            if deletion_due is not None and sum(s.count for s in stream.shards) >= deletion_due:
+            if deletion_due is not None and sum(s.count for s in stream.all_shards) >= deletion_due:
                 del self._delete_after[stream.name]
                 del self._streams[stream.name]
         return results
@@ -717,16 +783,18 @@ class KinesisEndpoint:
             stream = self._stream(payload)
             offset = 0
             shard_filter = payload.get("ShardFilter")
-        shards = stream.shards
+        with self._lock:
+            shards = list(stream.all_shards)
         after = payload.get("ExclusiveStartShardId")
         if isinstance(shard_filter, dict):
             kind = shard_filter.get("Type")
             if kind == "AFTER_SHARD_ID":
                 after = shard_filter.get("ShardId")
-            elif kind not in ("AT_LATEST", "AT_TRIM_HORIZON", "FROM_TRIM_HORIZON",
-                              "AT_TIMESTAMP", "FROM_TIMESTAMP"):
+            elif kind == "AT_LATEST":
+                shards = [s for s in shards if not s.closed]
+            elif kind not in ("AT_TRIM_HORIZON", "FROM_TRIM_HORIZON", "AT_TIMESTAMP", "FROM_TIMESTAMP"):
                 raise _ApiError(400, "InvalidArgumentException", f"bad ShardFilter Type {kind!r}")
-            # No shard is ever closed here: every filter selects every open shard.
+            # Records are never trimmed here: the other filters select every shard, closed ones too.
         if after is not None:
             shards = [s for s in shards if s.shard_id > after]
         limit = payload.get("MaxResults") or 1000
@@ -747,7 +815,7 @@ class KinesisEndpoint:
         summary = stream.summary()
         for key in ("OpenShardCount", "ConsumerCount"):
             summary.pop(key)
-        summary["Shards"] = [s.describe() for s in stream.shards]
+        summary["Shards"] = [s.describe() for s in stream.all_shards]
         summary["HasMoreShards"] = False
         return {"StreamDescription": summary}
 
@@ -769,6 +837,20 @@ class KinesisEndpoint:
             self.delete_stream(stream.name)
         except KeyError:
             raise _not_found(stream.name) from None
+        return {}
+
+    def _split_shard_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            new_start = int(payload.get("NewStartingHashKey"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise _ApiError(400, "InvalidArgumentException", "NewStartingHashKey must be a decimal") from None
+        with self._lock:
+            self._stream(payload).split(payload.get("ShardToSplit"), new_start)
+        return {}
+
+    def _merge_shards_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            self._stream(payload).merge(payload.get("ShardToMerge"), payload.get("AdjacentShardToMerge"))
         return {}
 
     def _list_streams(self, payload: Dict[str, Any]) -> Dict[str, Any]:
