@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import os
 import platform
 import signal
@@ -85,6 +86,8 @@ def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> Lis
                  note="6 s outage mid-write, RecordTtl 3 s: attempts fail until it is over, then Spark's task retry"),
         Scenario("unknown stream", options={"RecordTtl": "3000"}, stream="no-such-stream",
                  note="RecordTtl 3 s; each of the 4 task attempts fails"),
+        Scenario("shard split mid-write", during=lambda ep: split_first_shard(ep), trigger_after=quarter,
+                 note="the stream's first shard split in two once 25% arrived"),
         Scenario("KPL daemon killed, failOnError=false, batch write", Faults(shard_records_per_second=100),
                  DAEMON_KILL, during=kill_daemon, trigger_after=quarter, note=kill_note),
         Scenario("KPL daemon killed, failOnError=false, streaming", Faults(shard_records_per_second=100),
@@ -92,6 +95,14 @@ def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> Lis
                  note=kill_note.replace("25%", "37% (mid micro-batch 1 of 4)")
                  + "; the query is restarted from its checkpoint if it fails"),
     ]
+
+
+def split_first_shard(endpoint: KinesisEndpoint) -> None:
+    """Splits the open shard holding hash key 0 of the (single) stream being written, at its middle."""
+    [stream] = endpoint.streams
+    first = min((r for r in endpoint.hash_ranges(stream).items()), key=lambda item: (item[1][0], -item[1][1]))
+    shard_id, (start, end) = first
+    endpoint.split_shard(stream, shard_id, (start + end + 1) // 2)
 
 
 def daemon_killer(spark, native_dir: Path) -> Callable[[KinesisEndpoint], None]:
@@ -207,6 +218,7 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     endpoint.set_faults(Faults())
     hit = {**endpoint.record_errors, **{f"call {k}": v for k, v in endpoint.call_errors.items()}}
     records = endpoint.records(stream)
+    ranges = endpoint.hash_ranges(stream)
     endpoint.delete_stream(stream)
 
     payloads: Counter = Counter()
@@ -226,15 +238,30 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     detectable = all(len(v) == 1 for v in id_of_payload.values()) and len(ids) == distinct
     expected = {f"row-{i} ".ljust(100, ".").encode() for i in range(count)}
     missing = len(expected - set(payloads))
+    missing_for_kcl = len(expected - {dedup.strip(r.data)[:100] for r in kcl_view(records, ranges)})
     unexpected = len(set(payloads) - expected)
     lost_reported = written is not None and (written > distinct or missing > 0)
     return {
         "scenario": scenario.name, "note": scenario.note, "in": count, "total": total, "distinct": distinct,
-        "duplicates": duplicates, "detectable": detectable, "missing": missing, "unexpected": unexpected,
+        "duplicates": duplicates, "detectable": detectable, "missing": missing, "missing_for_kcl": missing_for_kcl, "unexpected": unexpected,
         "failed_attempts": failed_task_attempts(spark, groups), "outcome": outcome,
         "reported_but_absent": lost_reported,
         "hit": ", ".join(f"{k} {v}" for k, v in sorted(hit.items()) if v) or "none", "seconds": duration,
     }
+
+
+def kcl_view(records: List[Any], ranges: Dict[str, Any]) -> List[Any]:
+    """What a KCL consumer receives: it drops a whole aggregate (all records sharing the stored
+    Kinesis record's shard and sequence number) when any of its records hashes outside the range of
+    the shard that stored it (KCL's AggregatorUtil.deaggregate)."""
+    def outside(record: Any) -> bool:
+        key = (int(record.explicit_hash_key) if record.explicit_hash_key
+               else int.from_bytes(hashlib.md5(record.partition_key.encode()).digest(), "big"))
+        start, end = ranges[record.shard_id]
+        return not start <= key <= end
+
+    dropped = {(r.shard_id, r.sequence_number) for r in records if outside(r)}
+    return [r for r in records if (r.shard_id, r.sequence_number) not in dropped]
 
 
 def machine() -> str:
@@ -277,17 +304,20 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "(`spark_kpl.testing.endpoint.KinesisEndpoint`, 2 shards, TLS on 127.0.0.1), then reads the stream "
         "back. *Distinct* counts distinct payloads; *duplicates* = total - distinct; *detectable* means every "
         "copy of a payload carries the same record id, so `spark_kpl.dedup` drops them all; *missing* = input "
-        "records not in the stream; *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
+        "records not in the stream; *missing for a KCL consumer* = input records a KCL consumer would not receive: "
+        "it drops a whole KPL aggregate when any record in it hashes outside the range of the shard that stored it "
+        "(after a split or merge); *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
         "per task); *faults the endpoint injected*: its counters of record errors and failed calls.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
-        "| missing | failed attempts | faults the endpoint injected | outcome | duration (s) |",
-        "|---|---|---:|---:|---:|---:|---|---:|---:|---|---|---:|",
+        "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome | duration (s) |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|",
     ]
     for r in results:
         lines.append(
             f"| {cell(r['scenario'])} | {cell(r['note'] or 'none')} | {r['in']} | {r['total']} | {r['distinct']} "
-            f"| {r['duplicates']} | {'yes' if r['detectable'] else 'NO'} | {r['missing']} | {r['failed_attempts']} "
+            f"| {r['duplicates']} | {'yes' if r['detectable'] else 'NO'} | {r['missing']} | {r['missing_for_kcl']} "
+            f"| {r['failed_attempts']} "
             f"| {cell(r['hit'])} | {cell(r['outcome'])} | {r['seconds']:.1f} |")
     flagged = [r["scenario"] for r in results if r["reported_but_absent"] or r["unexpected"]]
     lines += ["", "Records reported written but absent from the stream, or unexpected records: "
@@ -325,7 +355,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     continue
                 result = run(spark, endpoint, scenario, number, args.records)
                 print(f"{result['scenario']}: in {result['in']}, out {result['total']} "
-                      f"({result['distinct']} distinct), dup {result['duplicates']} "
+                      f"({result['distinct']} distinct), dup {result['duplicates']} missing for KCL {result['missing_for_kcl']} "
                       f"(detectable {result['detectable']}), missing {result['missing']}, failed attempts "
                       f"{result['failed_attempts']}, hit [{result['hit']}], {result['outcome'][:150]} [{result['seconds']:.1f} s]",
                       flush=True)
