@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-[ -f build/libs/spark-kpl-0.1.0.jar ] || scripts/build.sh
+[ -f "build/libs/spark-kpl-$(cat python/spark_kpl/VERSION).jar" ] || scripts/build.sh
 .venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-bench.txt
 exec .venv/bin/python scripts/bench_throughput.py "$@"

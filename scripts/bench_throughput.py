@@ -28,12 +28,13 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from spark_kpl._jar import JAR_NAME
 from spark_kpl.testing._env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
 
 apply_loopback_env()
 
 ROOT = Path(__file__).resolve().parents[1]
-JAR = ROOT / "build/libs/spark-kpl-0.1.0.jar"
+JAR = ROOT / "build/libs" / JAR_NAME
 STREAM = "bench"
 SHARDS = 16
 #: Kinesis's per-shard quotas are not what is measured: every KPL-like producer gets them lifted alike.
@@ -293,7 +294,7 @@ def machine() -> Dict[str, Any]:
     import pyspark
     return {"nproc": os.cpu_count(), "memory": mem, "kernel": platform.release(),
             "loadavg_start": os.getloadavg(), "python": platform.python_version(), "java": java,
-            "spark": pyspark.__version__, "kpl": "1.0.9 (amazon-kinesis-producer, shaded in spark-kpl-0.1.0.jar)",
+            "spark": pyspark.__version__, "kpl": f"1.0.9 (amazon-kinesis-producer, shaded in {JAR_NAME})",
             "aiokpl": _version("aiokpl"), "boto3": _version("boto3")}
 
 

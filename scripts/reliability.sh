@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-[ -f build/libs/spark-kpl-0.1.0.jar ] || scripts/build.sh
+[ -f "build/libs/spark-kpl-$(cat python/spark_kpl/VERSION).jar" ] || scripts/build.sh
 exec .venv/bin/python scripts/reliability.py "$@"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__version__ = "0.1.0"
+#: Written once, in the package's VERSION file, which the jar's build and the wheel read too.
+__version__ = (Path(__file__).resolve().parent / "VERSION").read_text().strip()
 JAR_NAME = f"spark-kpl-{__version__}.jar"
 #: Points at a jar explicitly, e.g. on a cluster where the bootstrap action put it at a fixed path.
 JAR_ENV = "SPARK_KPL_JAR"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds dist/spark_kpl-<version>-py3-none-any.whl carrying the jar (spark_kpl/jars/), from a
+# staging copy of python/, so the source tree never holds a copy of the jar that could go stale.
+# The test harness (spark_kpl.testing) is not part of the wheel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install.sh
+scripts/build.sh shadedJar
+version=$(cat python/spark_kpl/VERSION)
+staging=$(mktemp -d)
+trap 'rm -rf "$staging"' EXIT
+cp -r python/pyproject.toml python/spark_kpl "$staging/"
+rm -rf "$staging/spark_kpl/testing" "$staging"/spark_kpl/__pycache__
+mkdir -p "$staging/spark_kpl/jars" dist
+cp "build/libs/spark-kpl-$version.jar" "$staging/spark_kpl/jars/"
+rm -f "dist/spark_kpl-$version-"*.whl
+.venv/bin/python -m pip wheel -q --disable-pip-version-check --no-deps -w dist "$staging"
+ls dist/spark_kpl-"$version"-*.whl
