@@ -46,18 +46,24 @@ public final class DaemonFolder {
     }
 
     /**
-     * A new folder {@code producer-<jvm pid>-<n>} under {@code base}, owner-only. Folders left by JVMs
-     * that no longer run (killed before they could clean up) are removed first.
+     * A new folder {@code producer-<jvm pid>-<n>} under {@code base}, owner-only. Records and
+     * credentials flow through the pipes, so {@code base} gets the same owner and permission checks
+     * as the daemon's own folder, wherever the user put it. Folders left by JVMs that no longer run
+     * (killed before they could clean up) are removed first.
+     *
+     * @param setBy the option that chose {@code base}, named in the error when it is refused
      */
-    public static DaemonFolder create(Path base) {
+    public static DaemonFolder create(Path base, String setBy) {
         try {
-            Files.createDirectories(base);
+            PrivateDirectory.ensure(base);
             removeLeftByDeadJvms(base);
             Path path = base.resolve(PREFIX + THIS_JVM + "-" + SERIAL.incrementAndGet());
             Files.createDirectory(path, PrivateDirectory.OWNER_ONLY_ATTRIBUTE);
             return new DaemonFolder(path);
         } catch (IOException e) {
-            throw new UncheckedIOException("Cannot make a folder for the KPL daemon's pipes in " + base, e);
+            throw new UncheckedIOException("Cannot make a private folder for the KPL daemon's pipes (its records "
+                + "and credentials pass through them) in " + base + ": " + e.getMessage() + ". Set " + setBy
+                + " to a folder of your own that no other user can write.", e);
         }
     }
 

@@ -67,6 +67,24 @@ public final class NativeDaemon {
         return OffTaskThread.call(PLACER, () -> placeOnce(key)).executable();
     }
 
+    /**
+     * Checks the folder of a daemon the user gave as {@code NativeExecutable}: whoever can write it
+     * can swap the binary, and the KPL writes its CA certificates there. It is the user's folder, so
+     * it is checked, never changed.
+     *
+     * @throws UncheckedIOException naming the folder and the option
+     */
+    public static void checkGivenExecutable(Path executable) {
+        Path folder = executable.toAbsolutePath().getParent();
+        try {
+            PrivateDirectory.checkOnlyOwnerCanWrite(folder);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Refusing to run the KPL daemon given as spark.kpl.NativeExecutable ("
+                + executable + "): its folder " + reason(e) + "; whoever can write there can replace the binary. "
+                + "Use a folder of your own that no other user can write.", e);
+        }
+    }
+
     /** The KPL's name for a platform ({@code os.name}, {@code os.arch}), as in its extractBinaries. */
     static String platform(String osName, String osArch) {
         String name;

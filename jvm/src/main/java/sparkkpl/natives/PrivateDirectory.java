@@ -44,6 +44,25 @@ final class PrivateDirectory {
             create(dir);
             attributes = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         }
+        checkOnlyOwnerCanWrite(dir, attributes);
+        Set<PosixFilePermission> permissions = attributes.permissions();
+        Set<PosixFilePermission> ownerBits = EnumSet.noneOf(PosixFilePermission.class);
+        ownerBits.addAll(permissions);
+        ownerBits.retainAll(OWNER_ONLY);
+        if (!ownerBits.equals(permissions)) {
+            setPermissionsNoFollow(dir, ownerBits);
+        }
+    }
+
+    /**
+     * Checks an existing folder the user chose (and that is therefore not ours to tighten): a real
+     * directory of this user's that no one else can write.
+     */
+    static void checkOnlyOwnerCanWrite(Path dir) throws IOException {
+        checkOnlyOwnerCanWrite(dir, Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+    }
+
+    private static void checkOnlyOwnerCanWrite(Path dir, PosixFileAttributes attributes) throws IOException {
         if (attributes.isSymbolicLink()) {
             throw new IOException(dir + " is a symbolic link");
         }
@@ -59,12 +78,6 @@ final class PrivateDirectory {
         if (permissions.stream().anyMatch(WRITE_BY_OTHERS::contains)) {
             throw new IOException(dir + " can be written by other users ("
                     + PosixFilePermissions.toString(permissions) + ")");
-        }
-        Set<PosixFilePermission> ownerBits = EnumSet.noneOf(PosixFilePermission.class);
-        ownerBits.addAll(permissions);
-        ownerBits.retainAll(OWNER_ONLY);
-        if (!ownerBits.equals(permissions)) {
-            setPermissionsNoFollow(dir, ownerBits);
         }
     }
 

@@ -120,10 +120,14 @@ public final class ProducerRegistry {
         if (kplConfig.getNativeExecutable().isEmpty()) {
             kplConfig.setNativeExecutable(NativeDaemon.install(dir).toString());
             keepDaemonInPlace = () -> NativeDaemon.install(dir);
+        } else {
+            NativeDaemon.checkGivenExecutable(Paths.get(kplConfig.getNativeExecutable()));
         }
         // The daemon's named pipes too, or they land in a folder every user of the host shares.
+        String pipesSetBy = SinkOption.CONF_PREFIX + "TempDirectory";
         if (kplConfig.getTempDirectory().isEmpty()) {
             kplConfig.setTempDirectory(dir.toString());
+            pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
         // The KPL leaves a future it lost (e.g. a duplicate result after a retried request)
         // pending forever unless told to time it out; past its TTL a record cannot succeed anyway.
@@ -139,7 +143,7 @@ public final class ProducerRegistry {
         }
         // Read back before the pipes move into this producer's own folder below TempDirectory.
         Map<String, String> settings = config.producerSettings(kplConfig);
-        DaemonFolder folder = DaemonFolder.create(Paths.get(kplConfig.getTempDirectory()));
+        DaemonFolder folder = DaemonFolder.create(Paths.get(kplConfig.getTempDirectory()), pipesSetBy);
         kplConfig.setTempDirectory(folder.path().toString());
         LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());
         KinesisProducer kpl;

@@ -68,7 +68,7 @@ public class SharedProducerTest {
                 }
                 throw new UnsupportedOperationException(method.getName());
             });
-        return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath()), keepDaemonInPlace, Map.of(),
+        return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath(), "nativeDir"), keepDaemonInPlace, Map.of(),
             100, 1_000, 1_000, 1_000);
     }
 }
