@@ -25,6 +25,13 @@ public final class KplProperties {
     /** Set by the sink to match its own option {@code maxRecordBytes}; an error when given. */
     public static final String MAX_USER_RECORD_SIZE = "MaxUserRecordSize";
 
+    /**
+     * Refused: KPL 1.0.9 hands its daemon the whole configuration on the command line (hex-encoded,
+     * not hidden), where every local user reads it ({@code ps}, {@code /proc/<pid>/cmdline}), and
+     * logs that command line at DEBUG.
+     */
+    public static final String PROXY_PASSWORD = "ProxyPassword";
+
     /** Lower-cased name to setter; the setter's own name gives the canonical spelling. */
     private static final Map<String, Method> SETTERS = findSetters();
 
@@ -63,6 +70,7 @@ public final class KplProperties {
     public static Set<String> names() {
         Set<String> names = new java.util.TreeSet<>(allNames());
         names.remove(MAX_USER_RECORD_SIZE);
+        names.remove(PROXY_PASSWORD);
         return names;
     }
 

@@ -61,6 +61,12 @@ public final class WriteConfig implements Serializable {
                 + "' instead of the KPL property '" + KPL_MAX_RECORD_SIZE + "': the sink checks each record against it "
                 + "(data plus partition key) before the KPL sees it, and sets the KPL's limit to match");
         }
+        if (kpl.containsKey(KplProperties.PROXY_PASSWORD)) {
+            throw new IllegalArgumentException("The KPL property '" + KplProperties.PROXY_PASSWORD + "' is refused: "
+                + "the KPL passes its whole configuration to its native daemon on the command line, where every "
+                + "user of the host can read it (ps, /proc/<pid>/cmdline), and logs it at DEBUG. Use a proxy that "
+                + "needs no password from this host, for example one on loopback that adds the credentials itself");
+        }
         WriteConfig config = new WriteConfig(sink, kpl);
         config.validate();
         // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.

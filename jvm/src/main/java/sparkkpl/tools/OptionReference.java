@@ -39,7 +39,9 @@ public final class OptionReference {
         out.append("\n## KPL properties\n\nPassed to the KPL's `KinesisProducerConfiguration` under their own names and checked by\n")
             .append("its own setters on the driver (a bad value is an error naming the property and the allowed range).\n")
             .append("The list is read off the KPL classes in the jar. `").append(KplProperties.MAX_USER_RECORD_SIZE)
-            .append("` is not among them: the sink sets it from `maxRecordBytes`.\n\n")
+            .append("` is not among them: the sink sets it from `maxRecordBytes`. Nor is `")
+            .append(KplProperties.PROXY_PASSWORD).append("`: the KPL would put it on its daemon's command line, ")
+            .append("which every user of the host can read, so it is refused.\n\n")
             .append("| property | config key | KPL default |\n|---|---|---|\n");
         for (String name : KplProperties.names()) {
             out.append("| `").append(name).append("` | `").append(SinkOption.CONF_PREFIX).append(name).append("` | ")
