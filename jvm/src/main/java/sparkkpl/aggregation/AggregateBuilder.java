@@ -139,7 +139,8 @@ public final class AggregateBuilder {
         return out;
     }
 
-    private void clear() {
+    /** Drops what was added, for the next aggregate. */
+    public void clear() {
         partitionKeys.clear();
         partitionKeyTable.clear();
         explicitHashKeys.clear();
