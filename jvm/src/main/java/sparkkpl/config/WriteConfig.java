@@ -20,6 +20,8 @@ public final class WriteConfig implements Serializable {
     /** ... and no less than 64 bytes. */
     private static final long KPL_MIN_RECORD_BYTES = 64;
     private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
+    private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
+    private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -71,6 +73,13 @@ public final class WriteConfig implements Serializable {
         config.validate();
         // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.
         kpl.put(KPL_MAX_RECORD_SIZE, String.valueOf(Math.max(KPL_MIN_RECORD_BYTES, config.maxRecordBytes())));
+        if (config.aggregatesInExecutor()) {
+            config.checkExecutorAggregation();
+            // Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a
+            // count of one keeps it from packing the sink's aggregates into aggregates of aggregates.
+            kpl.put(KPL_AGGREGATION_ENABLED, "true");
+            kpl.put(KPL_AGGREGATION_MAX_COUNT, "1");
+        }
         return config;
     }
 
@@ -126,6 +135,32 @@ public final class WriteConfig implements Serializable {
         }
         AwsCredentials.validate(this);
         kplConfiguration();
+    }
+
+    /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
+    public boolean aggregatesInExecutor() {
+        return getChoice(SinkOption.AGGREGATION).equals("executor");
+    }
+
+    /** The largest aggregate a task builds: the KPL's AggregationMaxSize, given or default. */
+    public int aggregateMaxBytes() {
+        return (int) kplConfiguration().getAggregationMaxSize();
+    }
+
+    private void checkExecutorAggregation() {
+        for (String property : new String[] {KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT}) {
+            if (kplProperties.containsKey(property)) {
+                throw new IllegalArgumentException("KPL property '" + property + "' cannot be set with "
+                    + SinkOption.AGGREGATION.optionName() + "=executor: the sink sets it (AggregationEnabled=true, "
+                    + "AggregationMaxCount=1) so that the KPL sends each of the task's aggregates as it is; size them "
+                    + "with AggregationMaxSize");
+            }
+        }
+        if (aggregateMaxBytes() > maxRecordBytes()) {
+            throw new IllegalArgumentException("KPL property 'AggregationMaxSize' (" + aggregateMaxBytes() + ") is over "
+                + SinkOption.MAX_RECORD_BYTES.optionName() + "=" + maxRecordBytes() + " with "
+                + SinkOption.AGGREGATION.optionName() + "=executor: every aggregate must fit in one Kinesis record");
+        }
     }
 
     /** Whether the option was given (as an option or config key), as opposed to defaulted. */

@@ -78,24 +78,29 @@ public final class SharedProducer {
     }
 
     /**
-     * Adds a reserved record for {@code acks}' task; call on a {@link #callKpl} thread only. Its room
-     * is given back when Kinesis acknowledges or finally fails it, or now if the KPL refuses it.
+     * Adds a KPL record, whose task records hold reserved room, for {@code acks}' task; call on a
+     * {@link #callKpl} thread only. Their room is given back when Kinesis acknowledges or finally
+     * fails it, or now if the KPL refuses it.
      *
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
      */
-    void add(KinesisRecord record, long rowNumber, long size, TaskAcks acks) {
+    void add(KplRecord record, TaskAcks acks) {
         boolean released = false;
         try {
-            ListenableFuture<UserRecordResult> future = addToKpl(record);
-            future.addListener(() -> limit.release(size), MoreExecutors.directExecutor());
+            ListenableFuture<UserRecordResult> future = addToKpl(record.sent());
+            future.addListener(() -> release(record), MoreExecutors.directExecutor());
             released = true;
-            acks.track(future, record, rowNumber, size);
+            acks.track(future, record.carried());
         } finally {
             // Whatever the KPL threw (an Error too), a record it did not take gives its room back.
             if (!released) {
-                limit.release(size);
+                release(record);
             }
         }
+    }
+
+    private void release(KplRecord record) {
+        record.carried().forEach(carried -> limit.release(carried.size()));
     }
 
     /** Adds to the KPL, waiting while it replaces a dead daemon; see the class comment. */

@@ -39,40 +39,43 @@ public final class TaskAcks {
     /** The first failure of the producer itself among this task's records, or null. */
     private Throwable producerFailure;
 
-    void track(ListenableFuture<UserRecordResult> future, KinesisRecord record, long rowNumber, long bytes) {
+    /** Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries. */
+    void track(ListenableFuture<UserRecordResult> future, List<TaskRecord> carried) {
+        long bytes = 0;
+        for (TaskRecord record : carried) {
+            bytes += record.size();
+        }
+        long carriedBytes = bytes;
         synchronized (this) {
-            added++;
+            added += carried.size();
         }
         Futures.addCallback(future, new FutureCallback<UserRecordResult>() {
             @Override
             public void onSuccess(UserRecordResult result) {
-                completed(true, bytes);
+                completed(carried.size(), 0, carriedBytes);
             }
 
             @Override
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
-                    failures.add(failure(record, rowNumber, error));
-                    completed(false, bytes);
+                    carried.forEach(record -> failures.add(failure(record.record(), record.rowNumber(), error)));
+                    completed(0, carried.size(), 0);
                 } else {
-                    producerFailed(error);
+                    producerFailed(carried.size(), error);
                 }
             }
         }, MoreExecutors.directExecutor());
     }
 
-    private synchronized void completed(boolean success, long bytes) {
-        if (success) {
-            succeeded++;
-            bytesSucceeded += bytes;
-        } else {
-            failed++;
-        }
+    private synchronized void completed(int succeededNow, int failedNow, long bytes) {
+        succeeded += succeededNow;
+        failed += failedNow;
+        bytesSucceeded += bytes;
         notifyAll();
     }
 
-    private synchronized void producerFailed(Throwable error) {
-        inDoubt++;
+    private synchronized void producerFailed(int records, Throwable error) {
+        inDoubt += records;
         if (producerFailure == null) {
             producerFailure = error;
         }

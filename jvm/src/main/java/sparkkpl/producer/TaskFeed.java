@@ -8,12 +8,13 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * One task's records on their way into the shared producer. The task's thread reserves room under
- * the queue limit for each record; the records are added to the KPL in batches on a thread Spark
- * never interrupts ({@link SharedProducer#callKpl}), one hand-off per batch rather than per record.
+ * the queue limit for each record; its {@link RecordGrouping} turns records into the KPL's user
+ * records (each alone, or aggregates), which are added to the KPL in batches on a thread Spark never
+ * interrupts ({@link SharedProducer#callKpl}), one hand-off per batch rather than per record.
  * Not thread-safe: one task, one thread.
  */
 public final class TaskFeed {
-    /** Records per hand-off: enough that the hand-off costs little per record. */
+    /** Task records per hand-off: enough that the hand-off costs little per record. */
     static final int BATCH_RECORDS = 256;
 
     /** What the task does with a record the KPL refused; it may fail the task by throwing. */
@@ -21,26 +22,28 @@ public final class TaskFeed {
         void refused(KinesisRecord record, long rowNumber, IllegalArgumentException error) throws IOException;
     }
 
-    private record Pending(KinesisRecord record, long rowNumber, long size) {}
-
     private final SharedProducer producer;
     private final TaskAcks acks;
     private final TaskQueueStats stats;
     private final long timeoutNanos;
     private final RefusalHandler onRefused;
-    private final List<Pending> pending = new ArrayList<>(BATCH_RECORDS);
-    /** How many pending records have been handed to the KPL (added, or refused and given back). */
+    private final RecordGrouping grouping;
+    private final List<KplRecord> pending = new ArrayList<>();
+    /** The task records the pending KPL records carry. */
+    private int pendingCarried;
+    /** How many pending KPL records have been handed to the KPL (added, or refused and given back). */
     private int sent;
     /** The KPL's reason for the record {@link #addFrom} stopped at. */
     private IllegalArgumentException refusal;
 
     public TaskFeed(SharedProducer producer, TaskAcks acks, TaskQueueStats stats, long timeoutMs,
-                    RefusalHandler onRefused) {
+                    RefusalHandler onRefused, RecordGrouping grouping) {
         this.producer = producer;
         this.acks = acks;
         this.stats = stats;
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         this.onRefused = onRefused;
+        this.grouping = grouping;
     }
 
     /**
@@ -56,30 +59,53 @@ public final class TaskFeed {
             send();
             producer.reserve(size, timeoutNanos, stats);
         }
-        pending.add(new Pending(record, rowNumber, size));
-        if (pending.size() >= BATCH_RECORDS) {
-            send();
+        TaskRecord taskRecord = new TaskRecord(record, rowNumber, size);
+        try {
+            grouping.add(taskRecord, this::ready);
+        } catch (IOException | RuntimeException e) {
+            producer.unreserve(size);
+            throw e;
+        }
+        if (pendingCarried >= BATCH_RECORDS) {
+            handOff();
         }
     }
 
+    private void ready(KplRecord record) {
+        pending.add(record);
+        pendingCarried += record.carried().size();
+    }
+
     /**
-     * Adds every pending record to the KPL, in order. A record the KPL refuses goes to the refusal
-     * handler; if that fails the task, the records after it are not sent.
+     * Adds every record the task holds to the KPL, in order, aggregates sealed however full they
+     * are. Each task record inside a KPL record the KPL refuses goes to the refusal handler; if that
+     * fails the task, the records after it are not sent.
      */
     public void send() throws IOException {
+        grouping.sealAll(this::ready);
+        handOff();
+    }
+
+    /**
+     * Adds the complete KPL records to the KPL, in order, leaving open aggregates open: a full batch
+     * goes on while the task adds rows, and must not cut the other shards' aggregates short.
+     */
+    private void handOff() throws IOException {
         sent = 0;
         try {
             while (sent < pending.size()) {
                 int from = sent;
                 int refused = SharedProducer.callKpl(() -> addFrom(from));
                 if (refused >= 0) {
-                    Pending record = pending.get(refused);
-                    onRefused.refused(record.record(), record.rowNumber(), refusal);
+                    for (TaskRecord record : pending.get(refused).carried()) {
+                        onRefused.refused(record.record(), record.rowNumber(), refusal);
+                    }
                 }
             }
         } finally {
             unreserveFrom(sent);
             pending.clear();
+            pendingCarried = 0;
         }
     }
 
@@ -91,8 +117,10 @@ public final class TaskFeed {
 
     /** Gives back the room of records never sent (the task failed or was killed first). */
     public void discard() {
+        grouping.sealAll(this::ready);
         unreserveFrom(0);
         pending.clear();
+        pendingCarried = 0;
     }
 
     /**
@@ -101,10 +129,10 @@ public final class TaskFeed {
      */
     private int addFrom(int from) {
         for (int i = from; i < pending.size(); i++) {
-            Pending record = pending.get(i);
+            KplRecord record = pending.get(i);
             sent = i + 1; // from here on its room is the KPL's to give back, whatever add does
             try {
-                producer.add(record.record(), record.rowNumber(), record.size(), acks);
+                producer.add(record, acks);
             } catch (IllegalArgumentException e) {
                 refusal = e;
                 return i;
@@ -115,7 +143,7 @@ public final class TaskFeed {
 
     private void unreserveFrom(int index) {
         for (int i = index; i < pending.size(); i++) {
-            producer.unreserve(pending.get(i).size());
+            pending.get(i).carried().forEach(record -> producer.unreserve(record.size()));
         }
     }
 }

@@ -13,6 +13,7 @@ import sparkkpl.config.WriteConfig;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.ProducerRegistry;
+import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.SharedProducer;
 import sparkkpl.producer.TaskAcks;
 import sparkkpl.producer.TaskFeed;
@@ -29,6 +30,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final RecordAssembler assembler;
     private final FailedRecords failures;
     private final long timeoutMs;
+    private final RecordGrouping grouping;
     private final TaskAcks acks = new TaskAcks();
     private final TaskQueueStats queueStats = new TaskQueueStats();
     /** Null off a Spark task (unit tests). */
@@ -40,8 +42,10 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long skipped;
     private boolean committed;
 
-    KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures) {
+    KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures,
+                  RecordGrouping grouping) {
         this.partitionId = partitionId;
+        this.grouping = grouping;
         this.config = config;
         this.assembler = assembler;
         this.failures = failures;
@@ -71,7 +75,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             producer = ProducerRegistry.acquire(config);
-            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl);
+            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping);
         }
         try {
             feed.add(record, rowNumber);

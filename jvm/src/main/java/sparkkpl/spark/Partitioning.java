@@ -68,6 +68,14 @@ final class Partitioning implements Serializable {
         return new Partitioning(partitioner.equals("fixed") ? Source.FIXED : Source.RANDOM, null);
     }
 
+    /**
+     * Whether the sink makes every key (random, fixed, a constant), rather than taking the user's
+     * partitionKey column: executor-side aggregation then needs no shard map (ShardAggregator).
+     */
+    boolean choosesKeys() {
+        return source != Source.COLUMN;
+    }
+
     /** The row's key; null only when its partitionKey column is null and no defaultPartition is set. */
     String key(InternalRow row, RowLayout layout, int sparkPartition) {
         switch (source) {

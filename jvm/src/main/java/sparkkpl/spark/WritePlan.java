@@ -1,8 +1,10 @@
 package sparkkpl.spark;
 
 import java.io.Serializable;
+import sparkkpl.aggregation.ShardAggregator;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.producer.RecordGrouping;
 
 /**
  * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
@@ -31,6 +33,14 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
             "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, config.getBoolean(SinkOption.FAIL_ON_ERROR),
             deadLetterFile);
-        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId, batchId), failures);
+        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId, batchId), failures,
+            recordGrouping());
+    }
+
+    /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */
+    private RecordGrouping recordGrouping() {
+        return config.aggregatesInExecutor()
+            ? new ShardAggregator(config, config.aggregateMaxBytes(), partitioning.choosesKeys())
+            : RecordGrouping.ONE_BY_ONE;
     }
 }

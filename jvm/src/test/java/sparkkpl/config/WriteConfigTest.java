@@ -52,6 +52,30 @@ public class WriteConfigTest {
     }
 
     @Test
+    public void executorAggregationGetsAProducerOfItsOwnThatSendsEachAggregateAsItIs() {
+        WriteConfig perRecord = resolve();
+        WriteConfig executor = resolve("aggregation", "executor");
+
+        assertEquals("1", executor.kplProperties().get("AggregationMaxCount"));
+        assertEquals("true", executor.kplProperties().get("AggregationEnabled"));
+        assertFalse(perRecord.kplProperties().containsKey("AggregationMaxCount"));
+        assertFalse(perRecord.producerIdentity().equals(executor.producerIdentity()));
+        assertEquals(51_200, executor.aggregateMaxBytes());
+        assertEquals(20_000, resolve("aggregation", "executor", "AggregationMaxSize", "20000").aggregateMaxBytes());
+    }
+
+    @Test
+    public void executorAggregationRefusesTheKplAggregationSettingsItOwns() {
+        assertContains(errorOf("aggregation", "executor", "AggregationMaxCount", "10"),
+            "KPL property 'AggregationMaxCount' cannot be set with aggregation=executor", "AggregationMaxSize");
+        assertContains(errorOf("aggregation", "executor", "aggregationenabled", "false"),
+            "KPL property 'AggregationEnabled' cannot be set with aggregation=executor");
+        assertContains(errorOf("aggregation", "executor", "AggregationMaxSize", "2000000"),
+            "'AggregationMaxSize' (2000000) is over maxRecordBytes=1048576");
+        assertContains(errorOf("aggregation", "daemon"), "'aggregation' (spark.kpl.aggregation)", "kpl, executor");
+    }
+
+    @Test
     public void staticKeysMakeAStaticProviderWithASessionToken() {
         WriteConfig config = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
             "awsSessionToken", "t0ken");

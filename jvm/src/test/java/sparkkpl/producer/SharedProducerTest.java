@@ -33,7 +33,7 @@ public class SharedProducerTest {
         }, () -> { });
         assertTrue(producer.tryReserve(8, new TaskQueueStats()));
 
-        assertThrows(OutOfMemoryError.class, () -> producer.add(RECORD, 1, 8, new TaskAcks()));
+        assertThrows(OutOfMemoryError.class, () -> producer.add(KplRecord.alone(new TaskRecord(RECORD, 1, 8)), new TaskAcks()));
 
         assertEquals(0, producer.usage().records());
         assertEquals(0, producer.usage().bytes());
@@ -52,7 +52,7 @@ public class SharedProducerTest {
         }, placements::incrementAndGet);
         assertTrue(producer.tryReserve(8, new TaskQueueStats()));
 
-        producer.add(RECORD, 1, 8, new TaskAcks());
+        producer.add(KplRecord.alone(new TaskRecord(RECORD, 1, 8)), new TaskAcks());
 
         assertEquals(6, calls.get());
         assertEquals("the binary is checked before each wait", 5, placements.get());

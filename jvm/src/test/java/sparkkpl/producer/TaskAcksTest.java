@@ -85,10 +85,33 @@ public class TaskAcksTest {
         assertTrue(failed.getMessage(), failed.getMessage().contains("whatever failOnError says"));
     }
 
+    /** One aggregate, one future: its answer is each carried record's, row by row. */
+    @Test
+    public void anAggregatesAnswerCountsForEveryRecordItCarries() {
+        SettableFuture<UserRecordResult> delivered = SettableFuture.create();
+        SettableFuture<UserRecordResult> refused = SettableFuture.create();
+        acks.track(delivered, List.of(taskRecord(1), taskRecord(2), taskRecord(3)));
+        acks.track(refused, List.of(taskRecord(4), taskRecord(5)));
+
+        delivered.set(success());
+        refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
+            new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
+
+        assertEquals(3, acks.succeeded());
+        assertEquals(3 * 3, acks.bytesSucceeded());
+        assertEquals(4, acks.pollFailure().rowNumber());
+        assertEquals(5, acks.pollFailure().rowNumber());
+        assertNull(acks.pollFailure());
+    }
+
+    private static TaskRecord taskRecord(long row) {
+        return new TaskRecord(new KinesisRecord("s", "key-" + row, null, "abc".getBytes(StandardCharsets.UTF_8)), row, 3);
+    }
+
     private SettableFuture<UserRecordResult> track(long row) {
         SettableFuture<UserRecordResult> future = SettableFuture.create();
         KinesisRecord record = new KinesisRecord("s", "key", null, "abc".getBytes(StandardCharsets.UTF_8));
-        acks.track(future, record, row, 3);
+        acks.track(future, List.of(new TaskRecord(record, row, 3)));
         return future;
     }
 

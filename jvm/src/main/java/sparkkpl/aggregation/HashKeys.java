@@ -1,0 +1,45 @@
+package sparkkpl.aggregation;
+
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * The hash key Kinesis routes a record by, and that a KCL consumer checks every sub-record of an
+ * aggregate against: the explicit hash key when there is one, else the MD5 of the partition key's
+ * UTF-8 bytes read as an unsigned 128-bit number.
+ */
+public final class HashKeys {
+    private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(HashKeys::newMd5);
+
+    private HashKeys() {}
+
+    /**
+     * @param explicitHashKey a decimal key already checked to lie in 0 to 2^128-1, or null
+     */
+    public static BigInteger effective(String partitionKey, String explicitHashKey) {
+        if (explicitHashKey != null) {
+            return new BigInteger(explicitHashKey.trim());
+        }
+        return new BigInteger(1, md5(partitionKey.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    static byte[] md5(byte[] bytes) {
+        return MD5.get().digest(bytes);
+    }
+
+    static byte[] md5(byte[] bytes, int offset, int length) {
+        MessageDigest md5 = MD5.get();
+        md5.update(bytes, offset, length);
+        return md5.digest();
+    }
+
+    private static MessageDigest newMd5() {
+        try {
+            return MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has MD5", e);
+        }
+    }
+}

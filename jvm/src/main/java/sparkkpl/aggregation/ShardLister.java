@@ -1,0 +1,208 @@
+package sparkkpl.aggregation;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigInteger;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.http.ContentStreamProvider;
+import software.amazon.awssdk.http.HttpExecuteRequest;
+import software.amazon.awssdk.http.HttpExecuteResponse;
+import software.amazon.awssdk.http.SdkHttpClient;
+import software.amazon.awssdk.http.SdkHttpConfigurationOption;
+import software.amazon.awssdk.http.SdkHttpMethod;
+import software.amazon.awssdk.http.SdkHttpRequest;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.http.apache.ProxyConfiguration;
+import software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner;
+import software.amazon.awssdk.http.auth.spi.signer.SignedRequest;
+import software.amazon.awssdk.protocols.jsoncore.JsonNode;
+import software.amazon.awssdk.protocols.jsoncore.JsonNodeParser;
+import software.amazon.awssdk.protocols.jsoncore.JsonWriter;
+import software.amazon.awssdk.utils.AttributeMap;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.config.AwsCredentials;
+import sparkkpl.config.WriteConfig;
+
+/**
+ * Lists a stream's open shards with Kinesis's {@code ListShards}, as the KPL's daemon does
+ * (ShardFilter AT_LATEST, 1,000 per page, later pages by NextToken only), from the same KPL settings:
+ * Region, KinesisEndpoint, KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and
+ * the producer's credentials. So it talks to whatever endpoint the daemon talks to.
+ *
+ * <p>The call is made by hand in JSON 1.1 through the SDK's HTTP client and SigV4 signer that the jar
+ * already carries, rather than through the SDK's Kinesis client: that client is not in the jar, and it
+ * speaks CBOR, which can only be switched off for the whole JVM and which the daemon's endpoints need
+ * not speak (docs/aggregation.md).
+ */
+public final class ShardLister implements AutoCloseable {
+    private static final String TARGET = "Kinesis_20131202.ListShards";
+    private static final String JSON_1_1 = "application/x-amz-json-1.1";
+    private static final int PAGE_SIZE = 1000;
+    /** Kinesis allows ListShards 1000 times a second per stream, shared with every other caller. */
+    private static final int ATTEMPTS = 5;
+    private static final long FIRST_BACKOFF_MS = 200;
+
+    private final SdkHttpClient http;
+    private final AwsCredentialsProvider credentials;
+    private final String region;
+    private final URI endpoint;
+
+    public ShardLister(WriteConfig config) {
+        KinesisProducerConfiguration kpl = config.kplConfiguration();
+        this.region = kpl.getRegion().isEmpty() ? System.getenv("AWS_REGION") : kpl.getRegion();
+        if (region == null || region.isEmpty()) {
+            throw new IllegalArgumentException("aggregation=executor lists the stream's shards itself and needs the KPL "
+                + "property 'Region' (or AWS_REGION in the executors' environment)");
+        }
+        String host = kpl.getKinesisEndpoint().isEmpty()
+            ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
+            : kpl.getKinesisEndpoint();
+        this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
+        this.credentials = AwsCredentials.provider(config).orElseGet(() -> DefaultCredentialsProvider.builder().build());
+        ApacheHttpClient.Builder client = ApacheHttpClient.builder()
+            .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
+            .socketTimeout(Duration.ofMillis(kpl.getRequestTimeout()));
+        if (!kpl.getProxyHost().isEmpty()) {
+            client.proxyConfiguration(ProxyConfiguration.builder()
+                .endpoint(URI.create("http://" + kpl.getProxyHost() + ":" + kpl.getProxyPort()))
+                .username(kpl.getProxyUserName().isEmpty() ? null : kpl.getProxyUserName())
+                .password(kpl.getProxyPassword().isEmpty() ? null : kpl.getProxyPassword())
+                .useSystemPropertyValues(false).useEnvironmentVariableValues(false)
+                .build());
+        }
+        this.http = client.buildWithDefaults(AttributeMap.builder()
+            .put(SdkHttpConfigurationOption.TRUST_ALL_CERTIFICATES, !kpl.isVerifyCertificate())
+            .build());
+    }
+
+    /**
+     * The stream's open shards now, every page.
+     *
+     * @throws IOException naming the stream and Kinesis's error, once retries are spent
+     */
+    public ShardMap list(String stream) throws IOException {
+        List<ShardMap.Shard> shards = new ArrayList<>();
+        String nextToken = null;
+        do {
+            JsonNode page = call(stream, pageRequest(stream, nextToken));
+            for (JsonNode shard : page.field("Shards").map(JsonNode::asArray).orElse(List.of())) {
+                Map<String, JsonNode> range = shard.field("HashKeyRange").orElseThrow().asObject();
+                shards.add(new ShardMap.Shard(shard.field("ShardId").orElseThrow().text(),
+                    new BigInteger(range.get("StartingHashKey").text()), new BigInteger(range.get("EndingHashKey").text())));
+            }
+            nextToken = page.field("NextToken").filter(token -> !token.isNull()).map(JsonNode::text).orElse(null);
+        } while (nextToken != null);
+        try {
+            return new ShardMap(shards);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("ListShards of stream '" + stream + "' at " + endpoint + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static byte[] pageRequest(String stream, String nextToken) {
+        JsonWriter json = JsonWriter.create();
+        json.writeStartObject();
+        if (nextToken == null) {
+            json.writeFieldName("StreamName").writeValue(stream);
+            json.writeFieldName("ShardFilter").writeStartObject().writeFieldName("Type").writeValue("AT_LATEST")
+                .writeEndObject();
+        } else {
+            json.writeFieldName("NextToken").writeValue(nextToken);
+        }
+        json.writeFieldName("MaxResults").writeValue(PAGE_SIZE);
+        json.writeEndObject();
+        return json.getBytes();
+    }
+
+    /** One page, retried with backoff on throttling, a server error or a broken connection. */
+    private JsonNode call(String stream, byte[] body) throws IOException {
+        IOException last = null;
+        for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+            if (attempt > 1) {
+                sleep(FIRST_BACKOFF_MS << (attempt - 2));
+            }
+            HttpExecuteResponse response;
+            byte[] answer;
+            try {
+                response = http.prepareRequest(signed(body)).call();
+                answer = readAll(response);
+            } catch (IOException e) {
+                last = new IOException("ListShards of stream '" + stream + "' at " + endpoint + ": " + e, e);
+                continue;
+            }
+            int status = response.httpResponse().statusCode();
+            if (status == 200) {
+                return JsonNodeParser.create().parse(answer);
+            }
+            String error = errorOf(answer);
+            last = new IOException("ListShards of stream '" + stream + "' at " + endpoint + " failed: HTTP " + status
+                + " " + error);
+            if (status < 500 && !error.startsWith("LimitExceededException")) {
+                break;
+            }
+        }
+        throw last;
+    }
+
+    private HttpExecuteRequest signed(byte[] body) {
+        SdkHttpRequest request = SdkHttpRequest.builder().method(SdkHttpMethod.POST).uri(endpoint)
+            .putHeader("Content-Type", JSON_1_1).putHeader("X-Amz-Target", TARGET)
+            .putHeader("Content-Length", String.valueOf(body.length)).build();
+        SignedRequest signed = AwsV4HttpSigner.create().sign(r -> r
+            .identity(credentials.resolveCredentials())
+            .request(request)
+            .payload(ContentStreamProvider.fromByteArray(body))
+            .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, "kinesis")
+            .putProperty(AwsV4HttpSigner.REGION_NAME, region));
+        return HttpExecuteRequest.builder().request(signed.request()).contentStreamProvider(signed.payload().orElseThrow())
+            .build();
+    }
+
+    private static byte[] readAll(HttpExecuteResponse response) throws IOException {
+        if (response.responseBody().isEmpty()) {
+            return new byte[0];
+        }
+        try (InputStream in = response.responseBody().get()) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            in.transferTo(out);
+            return out.toByteArray();
+        }
+    }
+
+    /** Kinesis's error type and message, from a JSON error body (the whole body when it is not one). */
+    private static String errorOf(byte[] answer) {
+        String text = new String(answer, StandardCharsets.UTF_8);
+        try {
+            Map<String, JsonNode> error = JsonNodeParser.create().parse(answer).asObject();
+            String type = error.containsKey("__type") ? error.get("__type").text() : "";
+            type = type.substring(type.lastIndexOf('#') + 1);
+            JsonNode message = error.containsKey("message") ? error.get("message") : error.get("Message");
+            return type + (message == null ? "" : ": " + message.text());
+        } catch (RuntimeException e) {
+            return text.substring(0, Math.min(text.length(), 300));
+        }
+    }
+
+    private static void sleep(long ms) throws IOException {
+        try {
+            TimeUnit.MILLISECONDS.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while listing shards", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        http.close();
+    }
+}

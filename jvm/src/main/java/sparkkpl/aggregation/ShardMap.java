@@ -1,0 +1,68 @@
+package sparkkpl.aggregation;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * A stream's open shards and their hash key ranges, as {@code ListShards} returned them at one
+ * moment: which shard a hash key routes to. A shard's range never changes (resharding makes new
+ * shards), so a map goes stale only by missing shards, and is reloaded then.
+ */
+public final class ShardMap {
+    /** One shard: its id and its hash key range, both ends included. */
+    public record Shard(String id, BigInteger start, BigInteger end) {
+        public boolean contains(BigInteger hashKey) {
+            return start.compareTo(hashKey) <= 0 && hashKey.compareTo(end) <= 0;
+        }
+    }
+
+    private final List<Shard> shards;
+
+    /**
+     * @throws IllegalArgumentException when it has no shard or two ranges overlap (a shard list
+     *     mixing parents and children)
+     */
+    public ShardMap(List<Shard> shards) {
+        List<Shard> sorted = new ArrayList<>(shards);
+        sorted.sort(Comparator.comparing(Shard::start));
+        if (sorted.isEmpty()) {
+            throw new IllegalArgumentException("a stream has at least one open shard, got none");
+        }
+        for (int i = 1; i < sorted.size(); i++) {
+            if (sorted.get(i).start().compareTo(sorted.get(i - 1).end()) <= 0) {
+                throw new IllegalArgumentException("shards " + sorted.get(i - 1).id() + " and " + sorted.get(i).id()
+                    + " overlap: not a list of open shards");
+            }
+        }
+        this.shards = List.copyOf(sorted);
+    }
+
+    public List<Shard> shards() {
+        return shards;
+    }
+
+    /** The shard whose range holds the key, or null when no open shard does (a map taken mid-reshard). */
+    public Shard shardFor(BigInteger hashKey) {
+        int low = 0;
+        int high = shards.size() - 1;
+        while (low <= high) {
+            int middle = (low + high) >>> 1;
+            Shard shard = shards.get(middle);
+            if (hashKey.compareTo(shard.start()) < 0) {
+                high = middle - 1;
+            } else if (hashKey.compareTo(shard.end()) > 0) {
+                low = middle + 1;
+            } else {
+                return shard;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return "ShardMap" + shards;
+    }
+}
