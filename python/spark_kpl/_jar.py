@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import pkgutil
 from pathlib import Path
 
-#: Written once, in the package's VERSION file, which the jar's build and the wheel read too.
-__version__ = (Path(__file__).resolve().parent / "VERSION").read_text().strip()
+#: Written once, in the package's VERSION file, which the jar's build and the wheel read too. Read as
+#: package data, so that it is found in a zip shipped with --py-files as well.
+__version__ = (pkgutil.get_data(__package__, "VERSION") or b"").decode().strip()
 JAR_NAME = f"spark-kpl-{__version__}.jar"
 #: Points at a jar explicitly, e.g. on a cluster where the bootstrap action put it at a fixed path.
 JAR_ENV = "SPARK_KPL_JAR"
