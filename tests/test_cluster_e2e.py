@@ -37,8 +37,10 @@ def test_spark_submit_with_jars_writes_every_record(cluster, kinesis, stream, ro
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
         package = tmp_path / "spark_kpl.zip"
         with zipfile.ZipFile(package, "w") as archive:
-            for path in (REPO / "python" / "spark_kpl").rglob("*.py"):
-                archive.write(path, path.relative_to(REPO / "python"))
+            # As README's `zip -r spark_kpl.zip spark_kpl` packs it: VERSION and py.typed too.
+            for path in (REPO / "python" / "spark_kpl").rglob("*"):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    archive.write(path, path.relative_to(REPO / "python"))
         extra_args, python = ["--py-files", str(package)], bare / "bin" / "python"
     result = spark_submit(cluster, stream, kinesis.kpl_options(), extra_args, python)
     assert result["records_written"] == 500
@@ -46,6 +48,17 @@ def test_spark_submit_with_jars_writes_every_record(cluster, kinesis, stream, ro
     report = compare({f"row-{i}".encode(): f"key-{i % 10}" for i in range(500)},
                      ((r.data, r.partition_key) for r in records))
     assert report.exactly_once, report.summary()
+
+
+def test_a_dead_letter_folder_on_each_machines_own_disk_is_refused_on_a_cluster(cluster_spark, kinesis, stream,
+                                                                              tmp_path):
+    rows = cluster_spark.range(10).select(F.format_string("row-%d", "id").alias("data"))
+    options = {**kinesis.kpl_options(), "failOnError": "false"}
+    with pytest.raises(Exception, match="deadLetterPath.*local disk of each machine.*file: URI"):
+        spark_kpl.write(rows, stream, deadLetterPath=str(tmp_path / "dead"), **options)
+    # An explicit file: URI says the folder is mounted at that path on every node (here: one host).
+    result = spark_kpl.write(rows, stream, deadLetterPath=(tmp_path / "dead").as_uri(), **options)
+    assert (result.records_written, result.records_failed) == (10, 0)
 
 
 def test_cluster_write_delivers_every_record_once_with_its_key(cluster_spark, kinesis, stream):

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocalFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.util.SerializableConfiguration;
 import sparkkpl.producer.FailedRecord;
@@ -15,9 +17,12 @@ import sparkkpl.producer.FailedRecord;
  * One task attempt's file of records that did not reach Kinesis, as JSON lines that
  * {@code spark.read.json(deadLetterPath)} reads back. It is written under a hidden name (Spark's
  * readers skip names starting with a dot) and renamed to its final name when the task commits, so a
- * failed or retried attempt never leaves its records behind twice.
+ * failed or retried attempt never leaves its records behind twice. The records' data is the user's,
+ * so the file is readable by its owner only.
  */
 final class DeadLetterFile {
+    private static final FsPermission OWNER_ONLY = new FsPermission((short) 0600);
+
     /** Where dead-letter files go, with the Hadoop configuration to reach it; shipped to executors. */
     static final class Location implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -36,6 +41,17 @@ final class DeadLetterFile {
                 throw new IOException("Could not create the deadLetterPath folder " + directory);
             }
         }
+
+        /**
+         * Whether the path names each machine's own disk although the user did not say so: no scheme,
+         * resolved to the local file system. An explicit {@code file:} URI is the user's word that the
+         * folder is mounted at that path on every node.
+         */
+        boolean implicitlyLocal() throws IOException {
+            Path path = new Path(directory);
+            return path.toUri().getScheme() == null
+                && path.getFileSystem(hadoopConf.value()) instanceof LocalFileSystem;
+        }
     }
 
     private final Location location;
@@ -51,17 +67,30 @@ final class DeadLetterFile {
     void write(FailedRecord failure, int sparkPartition) throws IOException {
         if (out == null) {
             out = fileSystem().create(inProgressPath(), false);
+            fileSystem().setPermission(inProgressPath(), OWNER_ONLY);
         }
         out.write(toJson(failure, sparkPartition).getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Makes the file visible under its final name; called before the task commits. */
+    /**
+     * Makes the file visible under its final name; called before the task commits. When that fails
+     * the in-progress file is removed and the task fails: its retry writes the records again.
+     */
     void commit() throws IOException {
         if (out != null) {
             out.close();
             out = null;
-            if (!fileSystem().rename(inProgressPath(), finalPath())) {
-                throw new IOException("Could not rename the dead-letter file " + inProgressPath() + " to " + finalPath());
+            boolean renamed = false;
+            try {
+                renamed = fileSystem().rename(inProgressPath(), finalPath());
+            } finally {
+                if (!renamed) {
+                    fileSystem().delete(inProgressPath(), false);
+                }
+            }
+            if (!renamed) {
+                throw new IOException("Could not rename the dead-letter file " + inProgressPath() + " to "
+                    + finalPath() + "; it was removed, and this task fails so that its retry writes it again");
             }
         }
     }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -73,9 +74,16 @@ final class KplTable implements SupportsWrite {
         if (path.isEmpty()) {
             return null;
         }
-        DeadLetterFile.Location location = new DeadLetterFile.Location(path.get(),
-            SparkSession.active().sparkContext().hadoopConfiguration());
+        SparkContext spark = SparkSession.active().sparkContext();
+        DeadLetterFile.Location location = new DeadLetterFile.Location(path.get(), spark.hadoopConfiguration());
         try {
+            if (!spark.isLocal() && location.implicitlyLocal()) {
+                throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "': '"
+                    + path.get() + "' is a folder on the local disk of each machine, and master " + spark.master()
+                    + " runs executors elsewhere: each would keep its dead letters on its own disk. Give a shared "
+                    + "file system (hdfs://, s3a://, ...), or a file: URI (file:///mnt/...) for a folder mounted at "
+                    + "that path on every node");
+            }
             location.create();
         } catch (IOException e) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "': cannot "
