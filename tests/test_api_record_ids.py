@@ -35,16 +35,19 @@ def test_speculation_is_refused_unless_duplicates_are_allowed(spark, kinesis, st
         spark_kpl.write(payloads(spark, 1, 1), stream, **kinesis.kpl_options())
 
 
-def test_each_record_carries_its_write_partition_and_row(spark, kinesis, stream):
-    spark_kpl.write(payloads(spark, 40, 2), stream, recordId="prefix", **ACCEPT, **kinesis.kpl_options())
-    records = kinesis.read_records(stream)
-    ids = {dedup.strip(r.data): dedup.record_id(r.data) for r in records}
-    assert sorted(ids) == sorted(f"row-{i}".encode() for i in range(40))
-    assert len({rid.write_id for rid in ids.values()}) == 1
-    assert isinstance(next(iter(ids.values())).write_id, uuid.UUID)
-    # spark.range puts ids 0-19 in partition 0 and 20-39 in partition 1, in order.
-    assert {data: (rid.batch_id, rid.partition, rid.row) for data, rid in ids.items()} == {
-        f"row-{i}".encode(): (0, i // 20, i % 20 + 1) for i in range(40)}
+def test_each_record_carries_its_write_partition_and_content(spark, kinesis, stream):
+    rows = spark.range(40, numPartitions=2).select(F.format_string("row-%d", F.col("id") % 10).alias("data"))
+    spark_kpl.write(rows, stream, recordId="prefix", **ACCEPT, **kinesis.kpl_options())
+    ids = [(dedup.strip(r.data), dedup.record_id(r.data)) for r in kinesis.read_records(stream)]
+    assert sorted(data for data, _ in ids) == sorted(f"row-{i % 10}".encode() for i in range(40))
+    assert len({rid.write_id for _, rid in ids}) == 1
+    assert isinstance(ids[0][1].write_id, uuid.UUID)
+    assert len({rid for _, rid in ids}) == 40, "every record has an id of its own"
+    # spark.range puts ids 0-19 in partition 0 and 20-39 in partition 1: each partition holds each
+    # of row-0 to row-9 twice, numbered 0 and 1 among identical records.
+    assert {(data, rid.partition, rid.occurrence) for data, rid in ids} == {
+        (f"row-{i}".encode(), p, n) for i in range(10) for p in (0, 1) for n in (0, 1)}
+    assert all(rid.batch_id == 0 and len(rid.content) == 12 for _, rid in ids)
 
 
 def test_a_retried_task_resends_under_the_same_ids_so_consumers_drop_the_copies(spark, kinesis, stream):

@@ -11,6 +11,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl import dedup
 from spark_kpl.testing.delivery import compare, warm_up
 
 from example_job import REPO, submit_example_job
@@ -59,6 +60,43 @@ def test_a_dead_letter_folder_on_each_machines_own_disk_is_refused_on_a_cluster(
     # An explicit file: URI says the folder is mounted at that path on every node (here: one host).
     result = spark_kpl.write(rows, stream, deadLetterPath=(tmp_path / "dead").as_uri(), **options)
     assert (result.records_written, result.records_failed) == (10, 0)
+
+
+def test_record_ids_survive_a_retry_that_sees_its_rows_in_another_order(cluster_spark, endpoint, ep_stream):
+    # Defined here, so that it travels to the executors by value.
+    def permuted_and_failing_once(index, rows):
+        """The retry of partition 0 sees its rows in another order than its first attempt, which fails
+        half-way, after the KPL had time to send what it was given (as a shuffle's map outputs arriving
+        in another order would reorder them; Spark promises no order after a shuffle)."""
+        import random
+        import time
+
+        from pyspark import TaskContext
+
+        attempt = TaskContext.get().attemptNumber()
+        rows = list(rows)
+        random.Random(attempt).shuffle(rows)
+        for number, row in enumerate(rows):
+            if index == 0 and attempt == 0 and number == len(rows) // 2:
+                time.sleep(2)
+                raise RuntimeError("injected failure of the first attempt")
+            yield row
+
+    count = 4000
+    rows = cluster_spark.range(count, numPartitions=4).select(
+        F.format_string("row-%d", "id").alias("data"), F.format_string("key-%d", F.col("id") % 7).alias("partitionKey"))
+    shuffled = rows.repartition(4, "partitionKey")
+    retried = shuffled.rdd.mapPartitionsWithIndex(permuted_and_failing_once).toDF(shuffled.schema)
+    result = spark_kpl.write(retried, ep_stream, partition_key="partitionKey", recordId="prefix",
+                             **endpoint.kpl_options())
+    assert result.records_written == count
+    records = endpoint.records(ep_stream)
+    assert len(records) > count, "the failed attempt's records should have arrived too"
+    kept = {}
+    for record in records:  # the dedup docs/api.md describes: keep the first copy of each id
+        kept.setdefault(dedup.record_id(record.data), (dedup.strip(record.data), record.partition_key))
+    report = compare({f"row-{i}".encode(): f"key-{i % 7}" for i in range(count)}, kept.values())
+    assert report.exactly_once, report.summary()
 
 
 def test_cluster_write_delivers_every_record_once_with_its_key(cluster_spark, kinesis, stream):

@@ -1,13 +1,19 @@
 """Read the record id that ``recordId="prefix"`` puts before each record's data, to drop duplicates.
 
 At-least-once delivery means a retried Spark task sends its records again. With the option
-``recordId="prefix"`` every record's data starts with a 40-byte header naming the record by where
-it came from (the write, the micro-batch, the Spark partition, the row), and a retry sends the same
-row under the same id. A consumer keeps the ids it has seen and drops a record whose id it knows.
+``recordId="prefix"`` every record's data starts with a 48-byte header naming the record, and a
+retry sends the same record under the same id. A consumer keeps the ids it has seen and drops a
+record whose id it knows.
 
-Header layout (big-endian): ``b"SKR\\x01"`` magic, 16-byte write id (a UUID: the streaming query's
+The id names a record by the write, the micro-batch, the Spark partition and the record's own
+content, never by its position: after a shuffle a retried task may see its rows in another order.
+
+Header layout (big-endian): ``b"SKR\\x02"`` magic, 16-byte write id (a UUID: the streaming query's
 id, or a fresh one per batch write), 8-byte batch id (the micro-batch id; 0 for batch writes),
-4-byte Spark partition id, 8-byte row number within the partition (from 1).
+4-byte Spark partition id, 12-byte content digest (MD5 of the record's stream, partition key unless
+drawn at random, explicit hash key and data), 4-byte occurrence (how many identical records of the
+same task came before it). Headers of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the
+digest and occurrence are) are read too.
 
 Examples
 --------
@@ -26,23 +32,37 @@ import struct
 import uuid
 from typing import NamedTuple
 
-MAGIC = b"SKR\x01"
-HEADER_SIZE = 40
-_LAYOUT = struct.Struct(">4s16sqiq")
+MAGIC = b"SKR\x02"
+HEADER_SIZE = 48
+_LAYOUT = struct.Struct(">4s16sqi12si")
+#: Version 1 (spark-kpl before content ids): a row number in the partition.
+_MAGIC_V1, _HEADER_SIZE_V1, _LAYOUT_V1 = b"SKR\x01", 40, struct.Struct(">4s16sqiq")
 
 
 class RecordId(NamedTuple):
-    """Where a record came from; equal for every copy a retry sends. Hashable: keep them in a set."""
+    """What names a record; equal for every copy a retry sends. Hashable: keep them in a set.
+
+    ``content`` is the record's 12-byte digest and ``occurrence`` its number among identical records
+    of its task (version 1 headers: the row number's 8 bytes and 0)."""
 
     write_id: uuid.UUID
     batch_id: int
     partition: int
-    row: int
+    content: bytes
+    occurrence: int
+
+
+def _header_size(data: bytes) -> int:
+    """The size of the header ``data`` starts with, or 0."""
+    for magic, size in ((MAGIC, HEADER_SIZE), (_MAGIC_V1, _HEADER_SIZE_V1)):
+        if len(data) >= size and data[:4] == magic:
+            return size
+    return 0
 
 
 def has_record_id(data: bytes) -> bool:
     """Whether ``data`` starts with a record-id header."""
-    return len(data) >= HEADER_SIZE and data[:4] == MAGIC
+    return _header_size(data) > 0
 
 
 def record_id(data: bytes) -> RecordId:
@@ -50,14 +70,18 @@ def record_id(data: bytes) -> RecordId:
 
     Raises ``ValueError`` when ``data`` has no header (written without the option, or not by spark-kpl).
     """
-    if not has_record_id(data):
-        raise ValueError(f"data does not start with a spark-kpl record id (magic {MAGIC!r}, {HEADER_SIZE} bytes): "
-                         f"was it written with recordId='prefix'? It starts with {bytes(data[:8])!r}")
-    _, write_id, batch_id, partition, row = _LAYOUT.unpack_from(data)
-    return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row)
+    size = _header_size(data)
+    if size == HEADER_SIZE:
+        _, write_id, batch_id, partition, content, occurrence = _LAYOUT.unpack_from(data)
+        return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, content, occurrence)
+    if size == _HEADER_SIZE_V1:
+        _, write_id, batch_id, partition, row = _LAYOUT_V1.unpack_from(data)
+        return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row.to_bytes(8, "big"), 0)
+    raise ValueError(f"data does not start with a spark-kpl record id (magic {MAGIC!r}, {HEADER_SIZE} bytes): "
+                     f"was it written with recordId='prefix'? It starts with {bytes(data[:8])!r}")
 
 
 def strip(data: bytes) -> bytes:
     """The record's own data, without the header. Raises ``ValueError`` as :func:`record_id` does."""
     record_id(data)
-    return bytes(data[HEADER_SIZE:])
+    return bytes(data[_header_size(data):])

@@ -48,8 +48,9 @@ public enum SinkOption {
         "A constant partition key: for every record when the rows have no partitionKey column, else for rows "
             + "whose partitionKey is null."),
     RECORD_ID("recordId", "none",
-        "none, or prefix: put a 40-byte id before each record's data (write id, batch id, Spark partition, row), "
-            + "the same when a task is retried, so consumers can drop duplicates (spark_kpl.dedup).", "none", "prefix"),
+        "none, or prefix: put a 48-byte id before each record's data (write id, batch id, Spark partition, "
+            + "content digest, occurrence), the same when a task is retried, so consumers can drop duplicates "
+            + "(spark_kpl.dedup).", "none", "prefix"),
     ALLOW_DUPLICATES("allowDuplicates", "false",
         "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
     FORMAT("format", "raw",

@@ -76,6 +76,11 @@ final class Partitioning implements Serializable {
         return source != Source.COLUMN;
     }
 
+    /** Whether each key is drawn at random, so a retry of the same row gets another one. */
+    boolean drawsRandomKeys() {
+        return source == Source.RANDOM;
+    }
+
     /** The row's key; null only when its partitionKey column is null and no defaultPartition is set. */
     String key(InternalRow row, RowLayout layout, int sparkPartition) {
         switch (source) {

@@ -14,8 +14,7 @@ final class RecordAssembler {
     private final Partitioning partitioning;
     private final int sparkPartition;
     /** Null without recordId=prefix. */
-    private final RecordIdHeader recordIdHeader;
-    private final long batchId;
+    private final RecordIdHeader.Task recordIds;
     /** Null for the raw format, which takes the data column as it is. */
     private final PayloadFormat.Serializer serializer;
     private final String defaultStream;
@@ -25,9 +24,9 @@ final class RecordAssembler {
     RecordAssembler(WritePlan plan, int sparkPartition, long batchId) {
         WriteConfig config = plan.config();
         this.layout = plan.layout();
-        this.recordIdHeader = plan.recordIdHeader();
+        RecordIdHeader recordIdHeader = plan.recordIdHeader();
+        this.recordIds = recordIdHeader == null ? null : recordIdHeader.forTask(batchId, sparkPartition);
         this.serializer = plan.format().serializesRow() ? plan.format().newSerializer(layout.payloadSchema()) : null;
-        this.batchId = batchId;
         this.partitioning = plan.partitioning();
         this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
@@ -43,9 +42,11 @@ final class RecordAssembler {
         if (skipNullData && layout.dataIsNull(row)) {
             return null;
         }
-        String stream = layout.streamName(row);
-        KinesisRecord record = new KinesisRecord(stream != null ? stream : defaultStream,
-            partitioning.key(row, layout, sparkPartition), layout.explicitHashKey(row), data(row, rowNumber));
+        String rowStream = layout.streamName(row);
+        String stream = rowStream != null ? rowStream : defaultStream;
+        String key = partitioning.key(row, layout, sparkPartition);
+        String explicitHashKey = layout.explicitHashKey(row);
+        KinesisRecord record = new KinesisRecord(stream, key, explicitHashKey, data(row, stream, key, explicitHashKey));
         if (record.data() == null) {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
                 "data is null; filter such rows out, give them a payload or set nullData=skip");
@@ -74,10 +75,11 @@ final class RecordAssembler {
         return record;
     }
 
-    private byte[] data(InternalRow row, long rowNumber) {
+    private byte[] data(InternalRow row, String stream, String key, String explicitHashKey) {
         byte[] data = serializer != null ? serializer.serialize(layout.payload(row)) : layout.data(row);
-        return data == null || recordIdHeader == null ? data
-            : recordIdHeader.prefix(data, batchId, sparkPartition, rowNumber);
+        // A key the sink drew at random differs on a retry: it is no part of what names the record.
+        return data == null || recordIds == null ? data
+            : recordIds.prefix(stream, partitioning.drawsRandomKeys() ? null : key, explicitHashKey, data);
     }
 
     private static void check(Runnable rule, KinesisRecord record, long rowNumber, String column, String errorCode)

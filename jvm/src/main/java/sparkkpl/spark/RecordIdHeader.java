@@ -3,25 +3,36 @@ package sparkkpl.spark;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.UUID;
 
 /**
- * The {@code recordId=prefix} header: 40 bytes put before each record's data, naming the record by
- * where it came from, so that a task retry re-sends it under the same id and consumers can drop
- * the duplicate (Kinesis has no idempotent put). Layout, all big-endian:
+ * The {@code recordId=prefix} header: 48 bytes put before each record's data, naming the record so
+ * that a task retry re-sends it under the same id and consumers can drop the duplicate (Kinesis has
+ * no idempotent put). Layout, all big-endian:
  * <pre>
- *  0  4  magic "SKR" + version 0x01
+ *  0  4  magic "SKR" + version 0x02
  *  4 16  write id: Spark's id of the write (a streaming query's id, kept in its checkpoint)
  * 20  8  batch id: the micro-batch (epoch) id of a streaming write, 0 for a batch write
  * 28  4  Spark partition id
- * 32  8  row number in the partition, from 1
+ * 32 12  content digest: the first 96 bits of the MD5 of the record's stream, partition key (unless
+ *        the sink drew it at random), explicit hash key and data
+ * 44  4  occurrence: how many records of the same task with the same digest came before it
  * </pre>
- * {@code spark_kpl.dedup} reads it back in Python.
+ * Why content and not the row's position: after a shuffle, a retried task gets the same set of rows
+ * (hash partitioning sends a row to the same reduce partition; round-robin {@code repartition(n)}
+ * sorts first, {@code spark.sql.execution.sortBeforeRepartition}) but not necessarily in the same
+ * order, so a position would name another row on the retry and a consumer would drop a distinct
+ * record. Identical records are interchangeable, so numbering them in arrival order is safe. 96 bits
+ * keep accidental collisions negligible (about 10^-11 for 10^9 records of one task). Version 1
+ * (row number instead of digest and occurrence, 40 bytes) is still read by {@code spark_kpl.dedup}.
  */
 final class RecordIdHeader implements Serializable {
-    private static final long serialVersionUID = 1L;
-    static final byte[] MAGIC = {'S', 'K', 'R', 1};
-    static final int SIZE = 40;
+    private static final long serialVersionUID = 2L;
+    static final byte[] MAGIC = {'S', 'K', 'R', 2};
+    static final int SIZE = 48;
+    static final int DIGEST_BYTES = 12;
 
     private final UUID writeId;
 
@@ -36,9 +47,48 @@ final class RecordIdHeader implements Serializable {
         this.writeId = parsed;
     }
 
-    byte[] prefix(byte[] data, long batchId, int partition, long rowNumber) {
-        return ByteBuffer.allocate(SIZE + data.length).put(MAGIC)
-            .putLong(writeId.getMostSignificantBits()).putLong(writeId.getLeastSignificantBits())
-            .putLong(batchId).putInt(partition).putLong(rowNumber).put(data).array();
+    /** One task's ids: they count identical records, so one instance per task attempt. */
+    Task forTask(long batchId, int partition) {
+        return new Task(batchId, partition);
+    }
+
+    final class Task {
+        private final long batchId;
+        private final int partition;
+        private final DigestOccurrences occurrences = new DigestOccurrences();
+        private final MessageDigest md5;
+
+        private Task(long batchId, int partition) {
+            this.batchId = batchId;
+            this.partition = partition;
+            try {
+                md5 = MessageDigest.getInstance("MD5");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every Java runtime has MD5", e);
+            }
+        }
+
+        /** {@code data} with the header before it; {@code partitionKey} null when the sink drew it at random. */
+        byte[] prefix(String stream, String partitionKey, String explicitHashKey, byte[] data) {
+            byte[] digest = digest(stream, partitionKey, explicitHashKey, data);
+            int occurrence = occurrences.next(ByteBuffer.wrap(digest).getLong());
+            return ByteBuffer.allocate(SIZE + data.length).put(MAGIC)
+                .putLong(writeId.getMostSignificantBits()).putLong(writeId.getLeastSignificantBits())
+                .putLong(batchId).putInt(partition).put(digest, 0, DIGEST_BYTES).putInt(occurrence)
+                .put(data).array();
+        }
+
+        private byte[] digest(String stream, String partitionKey, String explicitHashKey, byte[] data) {
+            for (String part : new String[] {stream, partitionKey, explicitHashKey}) {
+                // Length-prefixed, so that ("ab", "c") and ("a", "bc") differ; -1 for a missing part.
+                byte[] bytes = part == null ? null : part.getBytes(StandardCharsets.UTF_8);
+                md5.update(ByteBuffer.allocate(4).putInt(bytes == null ? -1 : bytes.length).array());
+                if (bytes != null) {
+                    md5.update(bytes);
+                }
+            }
+            md5.update(data);
+            return md5.digest();
+        }
     }
 }
