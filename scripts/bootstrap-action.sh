@@ -1,37 +1,125 @@
 #!/usr/bin/env bash
-# Cluster bootstrap action for spark-kpl. Runs on every node at provisioning, as the user the
-# executors run as; safe to run again. It:
+# Cluster bootstrap action for spark-kpl. Runs on every node at provisioning, as root or as the user
+# the executors run as; safe to run again. It:
 #   1. checks the node can run the KPL's native daemon (Linux x86_64 or aarch64, glibc new enough);
-#   2. installs the spark-kpl jar at a fixed path (<root>/lib/spark-kpl.jar) and the Python package;
-#   3. pre-places the native daemon where executors look for it, so no executor extracts it.
+#   2. downloads the jar and the Python package and checks their SHA-256 when given, before anything
+#      is installed;
+#   3. installs the jar at a fixed path (<root>/lib/spark-kpl.jar), and the Python package with its
+#      dependencies at the versions pinned below;
+#   4. pre-places the native daemon where executors look for it, as the executors' user, so no
+#      executor extracts it and the folder passes their owner checks.
 # Then point Spark at both (spark-defaults.conf): spark.jars <root>/lib/spark-kpl.jar and, where the
 # executors' java.io.tmpdir is not /tmp (YARN containers), spark.kpl.nativeDir <native dir>.
 #
-# Usage: bootstrap-action.sh --jar JAR --package PKG [--root DIR] [--native-dir DIR] [--python PY]
-#   JAR, PKG: a local path, an http(s):// URL or an s3:// URL (s3 needs the aws CLI).
-#   PKG is anything pip installs: a wheel, an sdist or a source folder.
+# Usage: bootstrap-action.sh --jar JAR --package PKG [--jar-sha256 HEX] [--package-sha256 HEX]
+#          [--executor-user USER] [--root DIR] [--native-dir DIR] [--python PY]
+#   JAR, PKG: a local path, an https:// URL (a presigned one too) or an s3:// URL (s3 needs the aws
+#   CLI). Plain http:// is refused: anyone on the path could swap the jar that executors run.
+#   PKG is a wheel, an sdist or a source folder (a folder has no single SHA-256).
+#   --executor-user: when this runs as root and executors as USER, the daemon is placed as USER.
 set -euo pipefail
+umask 022  # executors, whoever they run as, read the jar and the installed package
+
+# The Python package's dependencies, pinned with their hashes: the package itself is installed with
+# --no-deps, so every node gets exactly these, not what the index offers as latest on the day the
+# node boots. They live here rather than in a file beside the script because a bootstrap action is
+# usually uploaded and run on its own. Each must support every Python the package supports (>=3.9);
+# tests/test_bootstrap_action.py checks that this list covers python/pyproject.toml's dependencies.
+pinned_requirements=(
+  "filelock==3.19.1 --hash=sha256:d38e30481def20772f5baf097c122c3babc4fcdb7e14e57049eb9d88c6dc017d"
+)
 
 root=/opt/spark-kpl
 native_dir=""  # empty: where executors look by default, <java.io.tmpdir>/spark-kpl-<user>
 python=python3
 jar_source=""
+jar_sha256=""
 package_source=""
+package_sha256=""
+executor_user=""
 
 fail() { echo "spark-kpl bootstrap: $*" >&2; exit 1; }
+say() { echo "spark-kpl bootstrap: $*"; }
 
 while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || fail "$1 needs a value (see the usage at the top of this script)"
   case "$1" in
-    --jar) jar_source="$2"; shift 2 ;;
-    --package) package_source="$2"; shift 2 ;;
-    --root) root="$2"; shift 2 ;;
-    --native-dir) native_dir="$2"; shift 2 ;;
-    --python) python="$2"; shift 2 ;;
+    --jar) jar_source="$2" ;;
+    --jar-sha256) jar_sha256="$2" ;;
+    --package) package_source="$2" ;;
+    --package-sha256) package_sha256="$2" ;;
+    --executor-user) executor_user="$2" ;;
+    --root) root="$2" ;;
+    --native-dir) native_dir="$2" ;;
+    --python) python="$2" ;;
     *) fail "unknown argument '$1' (see the usage at the top of this script)" ;;
   esac
+  shift 2
 done
-[ -n "$jar_source" ] || fail "--jar is required"
-[ -n "$package_source" ] || fail "--package is required"
+
+# A source as it may be printed: a presigned URL's query string is a credential.
+shown() {
+  case "$1" in
+    *\?*) printf '%s?<query hidden>' "${1%%\?*}" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
+# The file name a source ends in, without any query string or fragment.
+file_name() {
+  local path="${1%%[?#]*}"
+  printf '%s' "${path##*/}"
+}
+
+check_source() {
+  local option="$1" source="$2"
+  [ -n "$source" ] || fail "$option is required"
+  case "${source,,}" in
+    http://*) fail "$option: plain http:// is refused ($(shown "$source")): anyone on the network path could" \
+      "replace the file that every executor runs. Use https://, s3:// or a local path." ;;
+    https://*|s3://*) ;;
+    *://*) fail "$option: unsupported URL scheme in $(shown "$source"); use https://, s3:// or a local path" ;;
+  esac
+}
+
+check_sha256_argument() {
+  local option="$1" value="$2"
+  [ -z "$value" ] || [[ "$value" =~ ^[0-9a-fA-F]{64}$ ]] \
+    || fail "$option: expected 64 hexadecimal digits (a SHA-256), got '$value'"
+}
+
+# Executors refuse a daemon folder that is not their user's own: place it as that user.
+executor_user_command=()
+check_executor_user() {
+  [ -n "$executor_user" ] || return 0
+  local uid
+  uid=$(id -u "$executor_user" 2>/dev/null) || fail "--executor-user: no user '$executor_user' on this node"
+  [ "$uid" != "$(id -u)" ] || return 0
+  [ "$(id -u)" = 0 ] || fail "--executor-user $executor_user: placing the daemon as another user needs root" \
+    "(this runs as $(id -un)); run as root, or as $executor_user without --executor-user"
+  command -v runuser >/dev/null || fail "--executor-user needs the runuser command (util-linux)"
+  executor_user_command=(runuser -u "$executor_user" --)
+}
+
+# The daemon is placed from /, which every user may enter: paths given relative to here must survive.
+absolute() {
+  case "$1" in
+    /*) printf '%s' "$1" ;;
+    *) printf '%s/%s' "$PWD" "$1" ;;
+  esac
+}
+root=$(absolute "$root")
+[ -z "$native_dir" ] || native_dir=$(absolute "$native_dir")
+[[ "$python" != */* ]] || python=$(absolute "$python")
+
+check_source --jar "$jar_source"
+check_source --package "$package_source"
+check_sha256_argument --jar-sha256 "$jar_sha256"
+check_sha256_argument --package-sha256 "$package_sha256"
+if [ -n "$package_sha256" ] && [ -d "$package_source" ]; then
+  fail "--package-sha256: $package_source is a folder, which has no single SHA-256; give a wheel or an sdist"
+fi
+check_executor_user
 
 # The daemon in KPL 1.0.9 needs these glibc versions (read off the binaries with objdump -T).
 check_platform() {
@@ -48,45 +136,87 @@ check_platform() {
   if [ "$(printf '%s\n%s\n' "$needed" "$have" | sort -V | head -n 1)" != "$needed" ]; then
     fail "this node has glibc $have; the KPL daemon for $arch needs glibc $needed or newer. Use a newer OS image."
   fi
-  echo "spark-kpl bootstrap: $arch with glibc $have (needs $needed): ok"
+  say "$arch with glibc $have (needs $needed): ok"
 }
 
-# Copies a source to a local file; an existing identical file is left alone.
-fetch() {
-  local source="$1" target="$2" tmp
-  tmp=$(mktemp "$(dirname "$target")/.fetch.XXXXXX")
+# Copies a source to a local file. curl is held to https, redirects included.
+download() {
+  local source="$1" target="$2"
   case "$source" in
-    s3://*) aws s3 cp --only-show-errors "$source" "$tmp" ;;
-    http://*|https://*) curl -fsSL -o "$tmp" "$source" ;;
-    *) cp "$source" "$tmp" ;;
+    s3://*) aws s3 cp --only-show-errors "$source" "$target" ;;
+    https://*) curl --proto =https --proto-redir =https --fail --silent --show-error --location \
+      --output "$target" -- "$source" ;;
+    *) cp -- "$source" "$target" ;;
   esac
-  if [ -f "$target" ] && cmp -s "$tmp" "$target"; then
-    rm -f "$tmp"
-    echo "spark-kpl bootstrap: $target already in place"
-  else
-    chmod 0644 "$tmp"
-    mv -f "$tmp" "$target"  # atomic: a running job never sees half a jar
-    echo "spark-kpl bootstrap: installed $target"
+}
+
+# Downloads a source into the staging folder and checks its SHA-256 if one is expected.
+stage() {
+  local option="$1" source="$2" target="$3" expected="${4,,}" actual
+  download "$source" "$target" || fail "$option: cannot fetch $(shown "$source")"
+  [ -n "$expected" ] || return 0
+  actual=$(sha256sum "$target" | cut -d ' ' -f 1)
+  [ "$actual" = "$expected" ] || fail "$option: $(shown "$source") has SHA-256 $actual, but $expected was" \
+    "expected; nothing was installed"
+  say "$(file_name "$source"): SHA-256 $actual as expected"
+}
+
+# Puts a staged file in place atomically (a running job never sees half a jar); an identical file is
+# left alone.
+install_file() {
+  local staged="$1" target="$2" tmp
+  if [ -f "$target" ] && cmp -s "$staged" "$target"; then
+    say "$target already in place"
+    return 0
   fi
+  tmp=$(mktemp "$(dirname "$target")/.install.XXXXXX")
+  cp -- "$staged" "$tmp"
+  chmod 0644 "$tmp"
+  mv -f "$tmp" "$target"
+  say "installed $target"
+}
+
+pip_install() {
+  "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$@"
+}
+
+# A folder named by --native-dir that does not exist yet is made for the executor user: its parent
+# may be writable by root only. An existing one is left as it is: the placement checks its owner.
+make_native_dir_for_executor_user() {
+  if [ -z "$native_dir" ] || [ ${#executor_user_command[@]} -eq 0 ] || [ -e "$native_dir" ]; then
+    return 0
+  fi
+  mkdir -p -- "$(dirname -- "$native_dir")"
+  mkdir -m 0700 -- "$native_dir"
+  chown -h -- "$executor_user:" "$native_dir"
 }
 
 check_platform
+staging=$(mktemp -d)
+trap 'rm -rf "$staging"' EXIT
+
+stage --jar "$jar_source" "$staging/spark-kpl.jar" "$jar_sha256"
+package="$package_source"
+if [ ! -d "$package_source" ]; then
+  package="$staging/$(file_name "$package_source")"  # pip reads the version from the file's name
+  stage --package "$package_source" "$package" "$package_sha256"
+fi
+
 mkdir -p "$root/lib"
 jar="$root/lib/spark-kpl.jar"
-fetch "$jar_source" "$jar"
+install_file "$staging/spark-kpl.jar" "$jar"
 
-package="$package_source"
-case "$package_source" in
-  s3://*|http://*|https://*)
-    package="$root/lib/$(basename "$package_source")"
-    fetch "$package_source" "$package" ;;
-esac
-"$python" -m pip install --quiet --disable-pip-version-check --upgrade "$package"
-echo "spark-kpl bootstrap: Python package installed for $python"
+printf '%s\n' "${pinned_requirements[@]}" > "$staging/requirements.txt"
+pip_install --require-hashes --only-binary :all: --requirement "$staging/requirements.txt"
+pip_install --upgrade "$package"
+say "Python package installed for $python, with its pinned dependencies"
 
-native_args=()
-[ -z "$native_dir" ] || native_args=(--dir "$native_dir")
-daemon=$("$python" -m spark_kpl extract-native "${native_args[@]}" --jar "$jar")
-echo "spark-kpl bootstrap: native daemon ready at $daemon"
-echo "spark-kpl bootstrap: add to spark-defaults.conf: spark.jars $jar"
-echo "spark-kpl bootstrap: and, where executors' java.io.tmpdir is not /tmp (YARN): spark.kpl.nativeDir $(dirname "$(dirname "$daemon")")"
+make_native_dir_for_executor_user
+native_args=(--jar "$jar")
+[ -z "$native_dir" ] || native_args+=(--dir "$native_dir")
+# ${a[@]+...}: bash before 4.4 calls an empty array unset.
+daemon=$(cd / && ${executor_user_command[@]+"${executor_user_command[@]}"} \
+  "$python" -m spark_kpl extract-native "${native_args[@]}")
+say "native daemon ready at $daemon (owned by $(stat -c %U "$daemon"))"
+say "add to spark-defaults.conf: spark.jars $jar"
+say "and, where executors' java.io.tmpdir is not /tmp (YARN): spark.kpl.nativeDir $(dirname "$(dirname "$daemon")")"

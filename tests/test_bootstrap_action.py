@@ -1,72 +1,317 @@
-"""scripts/bootstrap-action.sh, run as a cluster would run it, twice, into a temporary root."""
+"""scripts/bootstrap-action.sh, run as a cluster would run it (as root) into a temporary root.
+
+Each test runs it with a fresh Python environment standing in for a node's, made from the OS's own
+Python so that another user may run it too. Downloads come from the test's own loopback servers.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import http.server
 import os
+import pwd
+import re
+import shutil
+import ssl
 import subprocess
 import sys
+import tempfile
+import threading
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Dict, Iterator, List, Optional
 
 import pytest
 
 import spark_kpl
-from spark_kpl.native import platform_name
+from spark_kpl.native import install, platform_name
+from spark_kpl.testing.endpoint import self_signed_certificate
+
+from install_main import install_main_classpath
+
+if sys.version_info >= (3, 11):
+    import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "bootstrap-action.sh"
+#: The node's Python: the OS's, which every user may run (the test's own lives under /root).
+OS_PYTHON = Path("/usr/bin/python3")
+#: What pins the package's dependencies on the nodes.
+PINNED = re.compile(r'^\s*"([A-Za-z0-9_.-]+)==([^ "]+) --hash=sha256:[0-9a-f]{64}"$', re.MULTILINE)
+PRESIGNED_QUERY = "?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE&X-Amz-Signature=0b5e1ac7f00d"
 
 
-@pytest.fixture(scope="module")
-def node_python(tmp_path_factory) -> Path:
-    """A fresh Python environment standing in for a cluster node's."""
-    venv = tmp_path_factory.mktemp("node") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+# ---------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A folder under /tmp that other users may enter (pytest's tmp_path is root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="spark-kpl-bootstrap-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture
+def node_python(shared_tmp: Path) -> Path:
+    """A fresh Python environment, as on a node that never had the package."""
+    if not OS_PYTHON.exists():
+        pytest.skip(f"{OS_PYTHON} is the node's Python in these tests")
+    venv = shared_tmp / "node-venv"
+    subprocess.run([str(OS_PYTHON), "-m", "venv", str(venv)], check=True, timeout=120)
     return venv / "bin" / "python"
 
 
-def bootstrap(node_python: Path, root: Path, native_dir: Path, env=None) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The package as a wheel, as users upload it."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(REPO / "python")],
+                   check=True, timeout=300)
+    return next(out.glob("spark_kpl-*.whl"))
+
+
+@pytest.fixture
+def jar(shared_tmp: Path) -> Path:
+    return Path(shutil.copy(spark_kpl.jar_path(), shared_tmp / "built.jar"))
+
+
+def node_env(env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    """The environment, less PYTHONPATH: the node's Python sees what is installed, not this checkout."""
+    return {name: value for name, value in (env or os.environ).items() if name != "PYTHONPATH"}
+
+
+def bootstrap(node_python: Path, root: Path, jar: str, package: str, *options: str,
+              env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["bash", str(SCRIPT), "--jar", str(spark_kpl.jar_path()), "--package", str(REPO / "python"),
-         "--root", str(root), "--native-dir", str(native_dir), "--python", str(node_python)],
-        capture_output=True, text=True, timeout=600, env=env)
+        ["bash", str(SCRIPT), "--jar", jar, "--package", package, "--root", str(root),
+         "--python", str(node_python), *options],
+        capture_output=True, text=True, timeout=600, env=node_env(env), stdin=subprocess.DEVNULL)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def bundled_daemon_sha256() -> str:
     resource = f"amazon-kinesis-producer-native-binaries/{platform_name()}/kinesis_producer"
-    with zipfile.ZipFile(spark_kpl.jar_path()) as jar:
-        return hashlib.sha256(jar.read(resource)).hexdigest()
+    with zipfile.ZipFile(spark_kpl.jar_path()) as archive:
+        return hashlib.sha256(archive.read(resource)).hexdigest()
 
 
-def test_installs_jar_package_and_daemon_and_a_second_run_changes_nothing(node_python, tmp_path):
-    root, native_dir = tmp_path / "opt", tmp_path / "native"
-    first = bootstrap(node_python, root, native_dir)
+def installed(node_python: Path) -> Dict[str, str]:
+    """Distribution name to version, as pip lists them in the node's environment."""
+    frozen = subprocess.run([str(node_python), "-m", "pip", "list", "--format=freeze", "--exclude", "pip",
+                             "--exclude", "setuptools"], capture_output=True, text=True, check=True,
+                            env=node_env()).stdout
+    return dict(line.split("==", 1) for line in frozen.split())
+
+
+# ---------------------------------------------------------------------------------------------- servers
+
+
+class _Files(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+        server = self.server
+        server.requests.append(self.path)
+        body = server.files.get(self.path.split("?", 1)[0])
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def file_server(files: Dict[str, bytes], tls: Optional[ssl.SSLContext] = None) -> Iterator[http.server.HTTPServer]:
+    """Serves ``files`` by path on 127.0.0.1 and records each request's path."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    server.files, server.requests = files, []
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@pytest.fixture
+def https(shared_tmp: Path) -> Iterator[Dict[str, str]]:
+    """A self-signed certificate for 127.0.0.1 and the environment in which curl trusts it."""
+    folder = shared_tmp / "tls"
+    folder.mkdir()
+    cert, key = self_signed_certificate(str(folder))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    yield {"context": context, "env": {**os.environ, "CURL_CA_BUNDLE": cert}}
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_installs_jar_package_and_daemon_and_a_second_run_changes_nothing(node_python, shared_tmp, jar, wheel):
+    root, native_dir = shared_tmp / "opt", shared_tmp / "native"
+    matching = ("--jar-sha256", sha256(jar).upper(), "--package-sha256", sha256(wheel))
+    first = bootstrap(node_python, root, str(jar), str(wheel), "--native-dir", str(native_dir), *matching)
     assert first.returncode == 0, first.stderr
-    jar = root / "lib" / "spark-kpl.jar"
-    assert jar.read_bytes() == spark_kpl.jar_path().read_bytes()
+    assert f"{wheel.name}: SHA-256 {sha256(wheel)} as expected" in first.stdout
+    installed_jar = root / "lib" / "spark-kpl.jar"
+    assert installed_jar.read_bytes() == jar.read_bytes()
     daemons = list(native_dir.glob("*/kinesis_producer"))
     assert len(daemons) == 1 and os.access(daemons[0], os.X_OK)
-    assert hashlib.sha256(daemons[0].read_bytes()).hexdigest() == bundled_daemon_sha256()
+    assert sha256(daemons[0]) == bundled_daemon_sha256()
     placed = subprocess.run([str(node_python), "-c", "import spark_kpl.native; print('ok')"],
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True, check=True, env=node_env())
     assert placed.stdout.strip() == "ok"
 
-    jar_inode, daemon_inode = jar.stat().st_ino, daemons[0].stat().st_ino
-    second = bootstrap(node_python, root, native_dir)
+    jar_inode, daemon_inode = installed_jar.stat().st_ino, daemons[0].stat().st_ino
+    second = bootstrap(node_python, root, str(jar), str(wheel), "--native-dir", str(native_dir), *matching)
     assert second.returncode == 0, second.stderr
     assert "already in place" in second.stdout
-    assert (jar.stat().st_ino, daemons[0].stat().st_ino) == (jar_inode, daemon_inode)
+    assert (installed_jar.stat().st_ino, daemons[0].stat().st_ino) == (jar_inode, daemon_inode)
 
 
-def test_refuses_a_node_whose_glibc_is_too_old_with_a_clear_message(node_python, tmp_path):
-    shims = tmp_path / "shims"
+def test_refuses_a_node_whose_glibc_is_too_old_with_a_clear_message(node_python, shared_tmp, jar, wheel):
+    shims = shared_tmp / "shims"
     shims.mkdir()
     getconf = shims / "getconf"
     getconf.write_text("#!/bin/sh\necho 'glibc 2.5'\n")
     getconf.chmod(0o755)
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
-    result = bootstrap(node_python, tmp_path / "opt", tmp_path / "native", env=env)
+    result = bootstrap(node_python, shared_tmp / "opt", str(jar), str(wheel), env=env)
     assert result.returncode != 0
     assert "glibc 2.5" in result.stderr and "needs glibc" in result.stderr
-    assert not (tmp_path / "opt").exists(), "nothing is installed on a node that cannot run the daemon"
+    assert not (shared_tmp / "opt").exists(), "nothing is installed on a node that cannot run the daemon"
+
+
+def test_a_plain_http_url_is_refused_without_being_fetched(node_python, shared_tmp, jar, wheel):
+    with file_server({"/spark-kpl.jar": jar.read_bytes()}) as server:
+        url = f"http://127.0.0.1:{server.server_port}/spark-kpl.jar"
+        result = bootstrap(node_python, shared_tmp / "opt", url, str(wheel))
+    assert result.returncode != 0
+    assert "--jar: plain http:// is refused" in result.stderr and "Use https://, s3:// or a local path" in result.stderr
+    assert server.requests == []
+    assert not (shared_tmp / "opt").exists()
+
+
+@pytest.mark.parametrize("wrong", ["jar", "package"])
+def test_a_sha256_mismatch_names_the_file_and_both_hashes_and_installs_nothing(
+        node_python, shared_tmp, jar, wheel, wrong):
+    hashes = {"jar": sha256(jar), "package": sha256(wheel)}
+    expected = hashes[wrong] = "0" * 64
+    result = bootstrap(node_python, shared_tmp / "opt", str(jar), str(wheel),
+                       "--jar-sha256", hashes["jar"], "--package-sha256", hashes["package"])
+    assert result.returncode != 0
+    source, actual = (jar, sha256(jar)) if wrong == "jar" else (wheel, sha256(wheel))
+    assert f"--{wrong}: {source} has SHA-256 {actual}, but {expected} was expected" in result.stderr
+    assert not (shared_tmp / "opt" / "lib" / "spark-kpl.jar").exists()
+    assert "spark-kpl" not in installed(node_python)
+
+
+def test_a_presigned_https_download_keeps_its_query_out_of_file_names_and_output(
+        node_python, shared_tmp, jar, wheel, https):
+    files = {"/bucket/spark-kpl.jar": jar.read_bytes(), f"/bucket/{wheel.name}": wheel.read_bytes()}
+    root = shared_tmp / "opt"
+    with file_server(files, https["context"]) as server:
+        base = f"https://127.0.0.1:{server.server_port}/bucket"
+        result = bootstrap(node_python, root, f"{base}/spark-kpl.jar{PRESIGNED_QUERY}",
+                           f"{base}/{wheel.name}{PRESIGNED_QUERY}", "--native-dir", str(shared_tmp / "native"),
+                           env=https["env"])
+        refused = bootstrap(node_python, shared_tmp / "other", f"{base}/spark-kpl.jar{PRESIGNED_QUERY}",
+                            str(wheel), "--jar-sha256", "1" * 64, env=https["env"])
+    assert result.returncode == 0, result.stderr
+    assert set(server.requests) == {f"/bucket/{name}{PRESIGNED_QUERY}" for name in ("spark-kpl.jar", wheel.name)}
+    assert (root / "lib" / "spark-kpl.jar").read_bytes() == jar.read_bytes()
+    assert installed(node_python)["spark-kpl"] == "0.1.0"
+    assert f"{base}/spark-kpl.jar?<query hidden> has SHA-256 {sha256(jar)}" in refused.stderr
+    printed = result.stdout + result.stderr + refused.stdout + refused.stderr
+    assert "X-Amz" not in printed and "AKIDEXAMPLE" not in printed
+    assert not [path for path in shared_tmp.rglob("*") if "X-Amz" in path.name or "?" in path.name]
+
+
+def test_the_package_dependencies_are_the_pinned_ones_even_when_a_newer_one_is_offered(
+        node_python, shared_tmp, jar, wheel):
+    offered = shared_tmp / "offered"
+    offered.mkdir()
+    _fake_wheel(offered, "filelock", "99.0.0")
+    env = {**os.environ, "PIP_FIND_LINKS": f"{offered} {os.environ.get('PIP_FIND_LINKS', '')}".strip()}
+    result = bootstrap(node_python, shared_tmp / "opt", str(jar), str(wheel),
+                       "--native-dir", str(shared_tmp / "native"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert installed(node_python) == {"spark-kpl": "0.1.0", **_pins()}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="reads pyproject.toml with tomllib")
+def test_every_dependency_of_the_package_is_pinned_for_the_nodes():
+    declared = tomllib.loads((REPO / "python" / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0].lower() for requirement in declared}
+    assert names == set(_pins())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="placing the daemon for another user needs root")
+def test_as_root_the_daemon_is_placed_for_the_executor_user_whose_jvm_and_python_accept_it(
+        node_python, shared_tmp, jar, wheel):
+    executor = pwd.getpwnam("nobody")
+    root, native_dir = shared_tmp / "opt", shared_tmp / "native"
+    result = bootstrap(node_python, root, str(jar), str(wheel), "--native-dir", str(native_dir),
+                       "--executor-user", executor.pw_name)
+    assert result.returncode == 0, result.stderr
+    daemon = next(native_dir.glob("*/kinesis_producer"))
+    assert f"owned by {executor.pw_name}" in result.stdout
+    assert {path.stat().st_uid for path in (native_dir, daemon.parent, daemon)} == {executor.pw_uid}
+    assert oct(native_dir.stat().st_mode & 0o777) == oct(0o700)
+    inode = daemon.stat().st_ino
+
+    as_executor = {"user": executor.pw_uid, "group": executor.pw_gid, "extra_groups": [], "cwd": "/"}
+    python_side = subprocess.run(
+        [str(node_python), "-c", "import sys; from spark_kpl.native import install; "
+                                 "print(install(sys.argv[1], sys.argv[2]))", str(native_dir), str(root / "lib" / "spark-kpl.jar")],
+        capture_output=True, text=True, timeout=120, env=node_env(), **as_executor)
+    assert python_side.stdout.strip() == str(daemon), python_side.stderr
+
+    runs = shared_tmp / "jvm"
+    runs.mkdir()
+    classpath = install_main_classpath(root / "lib" / "spark-kpl.jar", runs)
+    os.chown(runs, executor.pw_uid, executor.pw_gid)
+    (runs / "go").touch()
+    jvm_side = subprocess.run(
+        ["java", "-XX:-UsePerfData", "-cp", classpath, "sparkkpl.natives.InstallMain", "ours", str(native_dir),
+         str(runs / "ready"), str(runs / "go"), "-1"],
+        capture_output=True, text=True, timeout=120, **as_executor)
+    assert jvm_side.stdout.strip().startswith(f"OK {daemon} {bundled_daemon_sha256()}"), jvm_side.stdout + jvm_side.stderr
+    assert daemon.stat().st_ino == inode, "the executor user reused the placed daemon"
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _pins() -> Dict[str, str]:
+    """The script's pinned dependencies: name to version."""
+    return {name.lower(): version for name, version in PINNED.findall(SCRIPT.read_text())}
+
+
+def _fake_wheel(folder: Path, name: str, version: str) -> Path:
+    """An empty but installable wheel: what an index could offer as the latest version one day."""
+    dist_info = f"{name}-{version}.dist-info"
+    contents = {
+        f"{name}/__init__.py": b"",
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        for path, data in contents.items()) + f"{dist_info}/RECORD,,\n"
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in {**contents, f"{dist_info}/RECORD": record.encode()}.items():
+            archive.writestr(member, data)
+    return path

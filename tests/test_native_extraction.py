@@ -24,7 +24,6 @@ import time
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable, Dict, Iterator, List, Optional
@@ -41,6 +40,8 @@ from spark_kpl.native import (
     platform_name,
 )
 from spark_kpl.testing._env import loopback_env
+
+from install_main import install_main_classpath
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "extraction-contention.md"
@@ -103,17 +104,7 @@ def shared_root() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def java_classpath(jar: Path, shared_root: Path) -> str:
-    """InstallMain compiled against the jar, then the jar itself: NativeDaemon as users run it."""
-    classes = shared_root / "classes"
-    javac = subprocess.run(
-        ["javac", "--release", "17", "-Werror", "-d", str(classes), "-cp", str(jar),
-         str(REPO / "jvm/src/test/java/sparkkpl/natives/InstallMain.java")],
-        capture_output=True, text=True,
-    )
-    assert javac.returncode == 0, javac.stderr
-    spark_jars = Path(find_spec("pyspark").submodule_search_locations[0]) / "jars"
-    slf4j = next(spark_jars.glob("slf4j-api-*.jar"))  # the KPL logs through it; Spark provides it
-    return os.pathsep.join(map(str, [classes, jar, slf4j]))
+    return install_main_classpath(jar, shared_root)
 
 
 @pytest.fixture(scope="module")

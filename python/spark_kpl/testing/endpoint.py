@@ -1005,25 +1005,33 @@ class _TlsServer(http.server.HTTPServer):
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _self_signed_context() -> ssl.SSLContext:
-    """A server context with a fresh self-signed P-256 certificate for 127.0.0.1 (openssl CLI)."""
+def self_signed_certificate(folder: str) -> Tuple[str, str]:
+    """Write a fresh self-signed P-256 certificate for 127.0.0.1 and its key into ``folder``.
+
+    Returns the paths of the certificate and the key (PEM); a client that trusts the certificate file
+    verifies a server on 127.0.0.1 that uses them. Needs the ``openssl`` command.
+    """
     openssl = shutil.which("openssl")
     if openssl is None:
-        raise KinesisEndpointError("the `openssl` command is needed to make the endpoint's certificate")
+        raise KinesisEndpointError("the `openssl` command is needed to make a certificate")
+    key, cert = os.path.join(folder, "key.pem"), os.path.join(folder, "cert.pem")
+    done = subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "7", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    if done.returncode != 0:
+        raise KinesisEndpointError(f"openssl could not make a certificate: {done.stderr.decode(errors='replace')}")
+    return cert, key
+
+
+def _self_signed_context() -> ssl.SSLContext:
+    """A server context with a fresh self-signed certificate for 127.0.0.1."""
     folder = tempfile.mkdtemp(prefix="spark-kpl-endpoint-")
     try:
-        key, cert = os.path.join(folder, "key.pem"), os.path.join(folder, "cert.pem")
-        done = subprocess.run(
-            [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-             "-nodes", "-keyout", key, "-out", cert, "-days", "7", "-subj", "/CN=127.0.0.1",
-             "-addext", "subjectAltName=IP:127.0.0.1"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
-        if done.returncode != 0:
-            raise KinesisEndpointError(
-                f"openssl could not make a certificate: {done.stderr.decode(errors='replace')}")
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(cert, key)  # read into memory: the files can go
+        context.load_cert_chain(*self_signed_certificate(folder))  # read into memory: the files can go
         return context
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,28 @@
+"""jvm/src/test/java/sparkkpl/natives/InstallMain.java compiled against a jar: NativeDaemon as executors run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from importlib.util import find_spec
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def install_main_classpath(jar: Path, folder: Path) -> str:
+    """Compile InstallMain into ``folder/classes`` and return the classpath that runs it with ``jar``.
+
+    Every part is readable by other users when ``folder`` and ``jar`` are, so InstallMain can run as
+    another user too.
+    """
+    classes = folder / "classes"
+    javac = subprocess.run(
+        ["javac", "--release", "17", "-Werror", "-d", str(classes), "-cp", str(jar),
+         str(REPO / "jvm/src/test/java/sparkkpl/natives/InstallMain.java")],
+        capture_output=True, text=True,
+    )
+    assert javac.returncode == 0, javac.stderr
+    spark_jars = Path(find_spec("pyspark").submodule_search_locations[0]) / "jars"
+    slf4j = next(spark_jars.glob("slf4j-api-*.jar"))  # the KPL logs through it; Spark provides it
+    return os.pathsep.join(map(str, [classes, jar, slf4j]))
