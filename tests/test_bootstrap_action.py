@@ -21,12 +21,12 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, NamedTuple, Optional
 
 import pytest
 
 import spark_kpl
-from spark_kpl.native import install, platform_name
+from spark_kpl.native import platform_name
 from spark_kpl.testing.endpoint import self_signed_certificate
 
 from install_main import install_main_classpath
@@ -69,8 +69,8 @@ def node_python(shared_tmp: Path) -> Path:
 def wheel(tmp_path_factory) -> Path:
     """The package as a wheel, as users upload it."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(REPO / "python")],
-                   check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out),
+                    str(REPO / "python")], check=True, timeout=300)
     return next(out.glob("spark_kpl-*.whl"))
 
 
@@ -144,15 +144,21 @@ def file_server(files: Dict[str, bytes], tls: Optional[ssl.SSLContext] = None) -
         thread.join(10)
 
 
+class Tls(NamedTuple):
+    context: ssl.SSLContext
+    #: The environment in which curl trusts the server.
+    env: Dict[str, str]
+
+
 @pytest.fixture
-def https(shared_tmp: Path) -> Iterator[Dict[str, str]]:
-    """A self-signed certificate for 127.0.0.1 and the environment in which curl trusts it."""
+def https(shared_tmp: Path) -> Tls:
+    """A server context with a self-signed certificate for 127.0.0.1."""
     folder = shared_tmp / "tls"
     folder.mkdir()
     cert, key = self_signed_certificate(str(folder))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    yield {"context": context, "env": {**os.environ, "CURL_CA_BUNDLE": cert}}
+    return Tls(context, {**os.environ, "CURL_CA_BUNDLE": cert})
 
 
 # ---------------------------------------------------------------------------------------------- tests
@@ -221,13 +227,13 @@ def test_a_presigned_https_download_keeps_its_query_out_of_file_names_and_output
         node_python, shared_tmp, jar, wheel, https):
     files = {"/bucket/spark-kpl.jar": jar.read_bytes(), f"/bucket/{wheel.name}": wheel.read_bytes()}
     root = shared_tmp / "opt"
-    with file_server(files, https["context"]) as server:
+    with file_server(files, https.context) as server:
         base = f"https://127.0.0.1:{server.server_port}/bucket"
         result = bootstrap(node_python, root, f"{base}/spark-kpl.jar{PRESIGNED_QUERY}",
                            f"{base}/{wheel.name}{PRESIGNED_QUERY}", "--native-dir", str(shared_tmp / "native"),
-                           env=https["env"])
+                           env=https.env)
         refused = bootstrap(node_python, shared_tmp / "other", f"{base}/spark-kpl.jar{PRESIGNED_QUERY}",
-                            str(wheel), "--jar-sha256", "1" * 64, env=https["env"])
+                            str(wheel), "--jar-sha256", "1" * 64, env=https.env)
     assert result.returncode == 0, result.stderr
     assert set(server.requests) == {f"/bucket/{name}{PRESIGNED_QUERY}" for name in ("spark-kpl.jar", wheel.name)}
     assert (root / "lib" / "spark-kpl.jar").read_bytes() == jar.read_bytes()
@@ -271,23 +277,24 @@ def test_as_root_the_daemon_is_placed_for_the_executor_user_whose_jvm_and_python
     assert oct(native_dir.stat().st_mode & 0o777) == oct(0o700)
     inode = daemon.stat().st_ino
 
+    installed_jar = root / "lib" / "spark-kpl.jar"
     as_executor = {"user": executor.pw_uid, "group": executor.pw_gid, "extra_groups": [], "cwd": "/"}
     python_side = subprocess.run(
-        [str(node_python), "-c", "import sys; from spark_kpl.native import install; "
-                                 "print(install(sys.argv[1], sys.argv[2]))", str(native_dir), str(root / "lib" / "spark-kpl.jar")],
+        [str(node_python), "-c", "import sys; from spark_kpl.native import install; print(install(*sys.argv[1:]))",
+         str(native_dir), str(installed_jar)],
         capture_output=True, text=True, timeout=120, env=node_env(), **as_executor)
     assert python_side.stdout.strip() == str(daemon), python_side.stderr
 
     runs = shared_tmp / "jvm"
     runs.mkdir()
-    classpath = install_main_classpath(root / "lib" / "spark-kpl.jar", runs)
+    classpath = install_main_classpath(installed_jar, runs)
     os.chown(runs, executor.pw_uid, executor.pw_gid)
     (runs / "go").touch()
     jvm_side = subprocess.run(
         ["java", "-XX:-UsePerfData", "-cp", classpath, "sparkkpl.natives.InstallMain", "ours", str(native_dir),
          str(runs / "ready"), str(runs / "go"), "-1"],
         capture_output=True, text=True, timeout=120, **as_executor)
-    assert jvm_side.stdout.strip().startswith(f"OK {daemon} {bundled_daemon_sha256()}"), jvm_side.stdout + jvm_side.stderr
+    assert jvm_side.stdout.startswith(f"OK {daemon} {bundled_daemon_sha256()}"), jvm_side.stdout + jvm_side.stderr
     assert daemon.stat().st_ino == inode, "the executor user reused the placed daemon"
 
 
