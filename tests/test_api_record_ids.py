@@ -24,6 +24,8 @@ def spark():
     session = _session("local[2,4]", {"spark.speculation": "true"})
     yield session
     session.stop()
+    # PySpark keeps builder options as JVM system properties, which the next module's session would inherit.
+    session.sparkContext._jvm.java.lang.System.clearProperty("spark.speculation")
 
 
 def payloads(spark, count, partitions):
