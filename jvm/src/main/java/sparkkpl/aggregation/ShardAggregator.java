@@ -3,10 +3,13 @@ package sparkkpl.aggregation;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.KplRecord;
@@ -26,14 +29,20 @@ import sparkkpl.producer.TaskRecord;
  * constant key are one key per task already.
  *
  * <p>An aggregate is sealed when the next record would take it over the size limit, and by
- * {@link #sealAll} when the task sends what it holds (before waiting for room, and at commit), so a
- * small streaming micro-batch is never held back. An aggregate of a single record is sent as that
- * record. It is sent with the partition key {@code "a"} and its first record's effective hash key,
- * as the KPL sends its own aggregates.
+ * {@link #sealAll} at commit, so a small streaming micro-batch is never held back. Waiting for room
+ * under the queue limit does not seal it: open aggregates hold no room. An aggregate of a single
+ * record is sent as that record. It is sent with the partition key {@code "a"} and its first
+ * record's effective hash key, as the KPL sends its own aggregates.
+ *
+ * <p>When the stream is resharded mid-write, an aggregate built for a shard that has closed is
+ * stored in one of its children, where a KCL consumer drops it if any record inside belongs to
+ * another. {@link #keptWhereStored} tells, from the stream's map listed again, and the task sends
+ * such an aggregate's records again, grouped by the new map.
  */
 public final class ShardAggregator implements RecordGrouping {
     /** The outer partition key: one character, as it counts against Kinesis's record and call limits. */
     static final String AGGREGATE_PARTITION_KEY = "a";
+    private static final Logger LOG = LoggerFactory.getLogger(ShardAggregator.class);
 
     /** Where an open aggregate goes: a stream's shard, or (sink-chosen keys) the stream alone. */
     private record Target(String stream, String shardId) {}
@@ -48,10 +57,19 @@ public final class ShardAggregator implements RecordGrouping {
         }
     }
 
+    /**
+     * The most bytes a task keeps in open aggregates, so that a stream of thousands of shards does
+     * not hold an aggregate's worth per shard in every task: past it the fullest one leaves early.
+     */
+    static final long MAX_OPEN_BYTES = 16L << 20;
+
     private final WriteConfig config;
     private final int maxBytes;
     private final boolean sinkChoosesKeys;
     private final Map<Target, Open> open = new LinkedHashMap<>();
+    /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
+    private final Map<String, ShardMap> maps = new HashMap<>();
+    private long openBytes;
 
     /**
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
@@ -67,26 +85,41 @@ public final class ShardAggregator implements RecordGrouping {
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) throws IOException {
         KinesisRecord record = taskRecord.record();
         boolean ownKey = sinkChoosesKeys && record.explicitHashKey() == null;
-        Target target = ownKey ? new Target(record.stream(), null) : new Target(record.stream(), shardOf(record));
+        Target target = new Target(record.stream(), ownKey ? null : shardOf(record));
         Open aggregate = open.computeIfAbsent(target, t -> new Open(maxBytes));
         TaskRecord joining = ownKey && !aggregate.records.isEmpty()
             ? withKey(taskRecord, aggregate.records.get(0).record().partitionKey()) : taskRecord;
         if (!tryAdd(aggregate, joining)) {
-            ready.accept(seal(aggregate));
+            ready.accept(seal(target, aggregate));
             tryAdd(aggregate, taskRecord); // the next aggregate starts with the record's own key
+        }
+        if (openBytes > MAX_OPEN_BYTES) {
+            sealFullest(ready);
         }
     }
 
-    private static boolean tryAdd(Open aggregate, TaskRecord taskRecord) {
+    private boolean tryAdd(Open aggregate, TaskRecord taskRecord) {
         KinesisRecord record = taskRecord.record();
+        int before = aggregate.builder.sizeBytes();
         if (!aggregate.builder.tryAdd(record.partitionKey(), record.explicitHashKey(), record.data())) {
             return false;
         }
+        openBytes += aggregate.builder.sizeBytes() - before;
         if (aggregate.records.isEmpty()) {
             aggregate.firstHashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
         }
         aggregate.records.add(taskRecord);
         return true;
+    }
+
+    private void sealFullest(Consumer<KplRecord> ready) {
+        Map.Entry<Target, Open> fullest = null;
+        for (Map.Entry<Target, Open> entry : open.entrySet()) {
+            if (fullest == null || entry.getValue().builder.sizeBytes() > fullest.getValue().builder.sizeBytes()) {
+                fullest = entry;
+            }
+        }
+        ready.accept(seal(fullest.getKey(), fullest.getValue()));
     }
 
     private static TaskRecord withKey(TaskRecord taskRecord, String partitionKey) {
@@ -98,10 +131,14 @@ public final class ShardAggregator implements RecordGrouping {
     /** The id of the open shard the record routes to, listing the stream again if none holds its key. */
     private String shardOf(KinesisRecord record) throws IOException {
         BigInteger hashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
-        ShardMap map = ShardMaps.current(config, record.stream());
+        ShardMap map = maps.get(record.stream());
+        if (map == null) {
+            map = ShardMaps.current(config, record.stream());
+            maps.put(record.stream(), map);
+        }
         ShardMap.Shard shard = map.shardFor(hashKey);
         if (shard == null) {
-            shard = ShardMaps.reload(config, record.stream(), map).shardFor(hashKey);
+            shard = reload(record.stream(), map).shardFor(hashKey);
         }
         if (shard == null) {
             throw new IOException("No open shard of stream '" + record.stream() + "' holds hash key " + hashKey
@@ -110,26 +147,61 @@ public final class ShardAggregator implements RecordGrouping {
         return shard.id();
     }
 
-    @Override
-    public void sealAll(Consumer<KplRecord> ready) {
-        for (Open aggregate : open.values()) {
-            if (!aggregate.records.isEmpty()) {
-                ready.accept(seal(aggregate));
-            }
-        }
-        open.clear();
+    /** The stream's map listed again (or as another task of the JVM just listed it), for this task from now on. */
+    private ShardMap reload(String stream, ShardMap stale) throws IOException {
+        ShardMap fresh = ShardMaps.reload(config, stream, stale);
+        maps.put(stream, fresh);
+        return fresh;
     }
 
-    private static KplRecord seal(Open aggregate) {
+    @Override
+    public void sealAll(Consumer<KplRecord> ready) {
+        for (Map.Entry<Target, Open> entry : open.entrySet()) {
+            if (!entry.getValue().records.isEmpty()) {
+                ready.accept(seal(entry.getKey(), entry.getValue()));
+            }
+        }
+        clear();
+    }
+
+    @Override
+    public void clear() {
+        open.clear();
+        openBytes = 0;
+    }
+
+    private KplRecord seal(Target target, Open aggregate) {
         List<TaskRecord> records = List.copyOf(aggregate.records);
         aggregate.records.clear();
+        openBytes -= aggregate.builder.sizeBytes();
         if (records.size() == 1) {
             aggregate.builder.clear();
             return KplRecord.alone(records.get(0));
         }
-        String stream = records.get(0).record().stream();
-        KinesisRecord sent = new KinesisRecord(stream, AGGREGATE_PARTITION_KEY, aggregate.firstHashKey.toString(),
-            aggregate.builder.build());
-        return new KplRecord(sent, records);
+        KinesisRecord sent = new KinesisRecord(target.stream(), AGGREGATE_PARTITION_KEY,
+            aggregate.firstHashKey.toString(), aggregate.builder.build());
+        return KplRecord.aggregate(sent, records, target.shardId());
+    }
+
+    /**
+     * Lists the stream again unless its map already holds the shard that stored the aggregate (or
+     * another task listed it since); then the aggregate is kept if every record inside lies in that
+     * shard's range. A shard that has closed again since is not listed: its range is unknown, so
+     * the records are sent again.
+     */
+    @Override
+    public boolean keptWhereStored(KplRecord record, String storedIn) throws IOException {
+        String stream = record.sent().stream();
+        ShardMap map = reload(stream, maps.get(stream));
+        if (map.shard(storedIn) == null) {
+            map = reload(stream, map);
+        }
+        ShardMap.Shard stored = map.shard(storedIn);
+        boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
+            .allMatch(inside -> stored.contains(HashKeys.effective(inside.partitionKey(), inside.explicitHashKey())));
+        LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} (the stream was "
+            + "resharded): {}", record.count(), record.targetShard(), stream, storedIn,
+            kept ? "every record lies in that shard, so it stands" : "its records are sent again, grouped by the new shards");
+        return kept;
     }
 }

@@ -3,7 +3,9 @@ package sparkkpl.aggregation;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A stream's open shards and their hash key ranges, as {@code ListShards} returned them at one
@@ -19,6 +21,7 @@ public final class ShardMap {
     }
 
     private final List<Shard> shards;
+    private final Map<String, Shard> byId = new HashMap<>();
 
     /**
      * @throws IllegalArgumentException when it has no shard or two ranges overlap (a shard list
@@ -37,6 +40,12 @@ public final class ShardMap {
             }
         }
         this.shards = List.copyOf(sorted);
+        sorted.forEach(shard -> byId.put(shard.id(), shard));
+    }
+
+    /** The open shard with this id, or null when the map has none (not open when it was listed). */
+    public Shard shard(String id) {
+        return byId.get(id);
     }
 
     public List<Shard> shards() {

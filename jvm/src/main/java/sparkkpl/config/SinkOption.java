@@ -60,11 +60,13 @@ public enum SinkOption {
     CHECKPOINT_LOCATION("checkpointLocation", null,
         "Structured Streaming: the query's checkpoint, passed on by Spark from writeStream's option; the sink "
             + "keeps its last delivered micro-batch under it, so a batch Spark replays after a restart is not re-sent."),
-    AGGREGATION("aggregation", "kpl",
-        "Who builds the KPL's aggregated records. kpl: each row is one KPL user record and the KPL aggregates. "
-            + "executor: the task builds the aggregates itself, per target shard (docs/aggregation.md), and the KPL "
-            + "sends each as one record; AggregationMaxSize then sizes the task's aggregates, and AggregationEnabled "
-            + "and AggregationMaxCount are the sink's to set.", "kpl", "executor"),
+    AGGREGATION("aggregation", "executor",
+        "Who builds the KPL's aggregated records. executor: the task builds them itself, per target shard "
+            + "(docs/aggregation.md), and the KPL sends each as one Kinesis record; AggregationMaxSize sizes them, and "
+            + "AggregationEnabled and AggregationMaxCount are the sink's to set. kpl: each row is one KPL user record and "
+            + "the KPL aggregates as its own properties say. Unset, it is kpl when AggregationEnabled or "
+            + "AggregationMaxCount is given (so AggregationEnabled=false still means records that are never "
+            + "aggregated), else executor.", "executor", "kpl"),
     AWS_ACCESS_KEY_ID("awsAccessKeyId", null,
         "Static credentials: the access key id (with awsSecretAccessKey). Never logged nor shown."),
     AWS_SECRET_ACCESS_KEY("awsSecretAccessKey", null, "Static credentials: the secret access key. Never logged nor shown."),

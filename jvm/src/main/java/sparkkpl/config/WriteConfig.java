@@ -69,6 +69,10 @@ public final class WriteConfig implements Serializable {
                 + "user of the host can read it (ps, /proc/<pid>/cmdline), and logs it at DEBUG. Use a proxy that "
                 + "needs no password from this host, for example one on loopback that adds the credentials itself");
         }
+        if (!sink.containsKey(SinkOption.AGGREGATION)
+                && (kpl.containsKey(KPL_AGGREGATION_ENABLED) || kpl.containsKey(KPL_AGGREGATION_MAX_COUNT))) {
+            sink.put(SinkOption.AGGREGATION, "kpl"); // the user shapes the KPL's own aggregation: let it aggregate
+        }
         WriteConfig config = new WriteConfig(sink, kpl);
         config.validate();
         // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.

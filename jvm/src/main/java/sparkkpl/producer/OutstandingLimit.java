@@ -35,14 +35,14 @@ final class OutstandingLimit {
         this.maxBytes = maxBytes;
     }
 
-    /** Reserves room for one record if there is some now; never blocks. */
-    boolean tryAcquire(long recordBytes, TaskQueueStats stats) {
+    /** Reserves room for {@code count} records of {@code size} bytes in all if there is some now; never blocks. */
+    boolean tryAcquire(long count, long size, TaskQueueStats stats) {
         lock.lock();
         try {
-            if (!waiting.isEmpty() || !hasRoomFor(recordBytes)) {
+            if (!waiting.isEmpty() || !hasRoomFor(count, size)) {
                 return false;
             }
-            reserve(recordBytes);
+            reserve(count, size);
             stats.admitted(0, records, bytes);
             return true;
         } finally {
@@ -51,16 +51,17 @@ final class OutstandingLimit {
     }
 
     /**
-     * Reserves room for one record, blocking while the cap would be exceeded. A record larger than
-     * the whole byte budget is admitted once nothing else is outstanding, so it cannot wait forever.
+     * Reserves room for {@code count} records of {@code size} bytes in all (one record, or the
+     * records of one aggregate), blocking while the cap would be exceeded. What is larger than the
+     * whole cap is admitted once nothing else is outstanding, so it cannot wait forever.
      *
      * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner
      * @param stats the calling task's record of waits and peaks
      * @throws TimeoutException when no room came within {@code timeoutNanos}
      */
-    void acquire(long recordBytes, Runnable flush, long timeoutNanos, TaskQueueStats stats)
+    void acquire(long count, long size, Runnable flush, long timeoutNanos, TaskQueueStats stats)
             throws InterruptedException, TimeoutException {
-        if (tryAcquire(recordBytes, stats)) {
+        if (tryAcquire(count, size, stats)) {
             return;
         }
         Object ticket = new Object();
@@ -69,7 +70,7 @@ final class OutstandingLimit {
             waiting.add(ticket);
             long start = System.nanoTime();
             long deadline = start + timeoutNanos;
-            while (waiting.peekFirst() != ticket || !hasRoomFor(recordBytes)) {
+            while (waiting.peekFirst() != ticket || !hasRoomFor(count, size)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException("the producer stayed at its queue limit for "
@@ -78,7 +79,7 @@ final class OutstandingLimit {
                 }
                 flushThenWait(flush, left);
             }
-            reserve(recordBytes);
+            reserve(count, size);
             stats.admitted(Math.max(1, System.nanoTime() - start), records, bytes);
         } finally {
             waiting.remove(ticket);
@@ -87,25 +88,25 @@ final class OutstandingLimit {
         }
     }
 
-    private boolean hasRoomFor(long recordBytes) {
+    private boolean hasRoomFor(long count, long size) {
         if (records == 0) {
             return true;
         }
-        return records + 1 <= maxRecords && bytes + recordBytes <= maxBytes;
+        return records + count <= maxRecords && bytes + size <= maxBytes;
     }
 
-    private void reserve(long recordBytes) {
-        records++;
-        bytes += recordBytes;
+    private void reserve(long count, long size) {
+        records += count;
+        bytes += size;
         peakRecords = Math.max(peakRecords, records);
         peakBytes = Math.max(peakBytes, bytes);
     }
 
-    void release(long recordBytes) {
+    void release(long count, long size) {
         lock.lock();
         try {
-            records--;
-            bytes -= recordBytes;
+            records -= count;
+            bytes -= size;
             released.signalAll();
         } finally {
             lock.unlock();

@@ -6,7 +6,8 @@ import java.util.function.Consumer;
 /**
  * How a task's records become the KPL's user records: one by one (the KPL aggregates), or grouped
  * into aggregates by the sink ({@code sparkkpl.aggregation.ShardAggregator}). Records a grouping
- * holds keep their room under the queue limit until it hands them on.
+ * still holds take no room under the queue limit: room is reserved for a KPL record once it is
+ * complete, so a task waiting for room never has to cut its open aggregates short.
  */
 public interface RecordGrouping {
     /** Each record is a KPL user record of its own. */
@@ -19,6 +20,15 @@ public interface RecordGrouping {
         @Override
         public void sealAll(Consumer<KplRecord> ready) {
         }
+
+        @Override
+        public void clear() {
+        }
+
+        @Override
+        public boolean keptWhereStored(KplRecord record, String storedIn) {
+            return true;
+        }
     };
 
     /**
@@ -30,4 +40,16 @@ public interface RecordGrouping {
 
     /** Hands on everything it holds, complete or not: the task waits for acknowledgements next. */
     void sealAll(Consumer<KplRecord> ready);
+
+    /** Drops what it holds: the task failed, and nothing of it will be sent. */
+    void clear();
+
+    /**
+     * Whether a consumer that checks hash ranges (the KCL) keeps every record of {@code record},
+     * which Kinesis stored in shard {@code storedIn} rather than in the shard it was built for (the
+     * stream was resharded meanwhile). When not, its records must be sent again.
+     *
+     * @throws IOException when the stream's shards cannot be listed again
+     */
+    boolean keptWhereStored(KplRecord record, String storedIn) throws IOException;
 }

@@ -58,23 +58,23 @@ public final class SharedProducer {
         this.closeTimeoutMs = closeTimeoutMs;
     }
 
-    /** Reserves room for a record under the queue limit if there is some now. */
-    boolean tryReserve(long size, TaskQueueStats stats) {
-        return limit.tryAcquire(size, stats);
+    /** Reserves room for a KPL record's task records under the queue limit if there is some now. */
+    boolean tryReserve(KplRecord record, TaskQueueStats stats) {
+        return limit.tryAcquire(record.count(), record.bytes(), stats);
     }
 
     /**
-     * Reserves room for a record, flushing and waiting while the queue limit is reached.
+     * Reserves room for a KPL record's task records, flushing and waiting while the queue limit is reached.
      *
      * @throws TimeoutException when the queue stayed full for {@code timeoutNanos}
      */
-    void reserve(long size, long timeoutNanos, TaskQueueStats stats) throws InterruptedException, TimeoutException {
-        limit.acquire(size, this::flush, timeoutNanos, stats);
+    void reserve(KplRecord record, long timeoutNanos, TaskQueueStats stats) throws InterruptedException, TimeoutException {
+        limit.acquire(record.count(), record.bytes(), this::flush, timeoutNanos, stats);
     }
 
-    /** Gives back the room of a reserved record that will not be added. */
-    void unreserve(long size) {
-        limit.release(size);
+    /** Gives back the room of a reserved KPL record that will not be added. */
+    void unreserve(KplRecord record) {
+        limit.release(record.count(), record.bytes());
     }
 
     /**
@@ -88,19 +88,15 @@ public final class SharedProducer {
         boolean released = false;
         try {
             ListenableFuture<UserRecordResult> future = addToKpl(record.sent());
-            future.addListener(() -> release(record), MoreExecutors.directExecutor());
+            future.addListener(() -> unreserve(record), MoreExecutors.directExecutor());
             released = true;
-            acks.track(future, record.carried());
+            acks.track(future, record);
         } finally {
             // Whatever the KPL threw (an Error too), a record it did not take gives its room back.
             if (!released) {
-                release(record);
+                unreserve(record);
             }
         }
-    }
-
-    private void release(KplRecord record) {
-        record.carried().forEach(carried -> limit.release(carried.size()));
     }
 
     /** Adds to the KPL, waiting while it replaces a dead daemon; see the class comment. */

@@ -31,40 +31,72 @@ public final class TaskAcks {
     /** The longest pause between two flushes while a task waits at commit. */
     private static final long MAX_REFLUSH_MS = 500;
     private final Queue<FailedRecord> failures = new ConcurrentLinkedQueue<>();
+    private final Queue<Misplaced> misplaced = new ConcurrentLinkedQueue<>();
     private long added;
     private long succeeded;
     private long failed;
     private long inDoubt;
     private long bytesSucceeded;
+    /** Records sent again because Kinesis stored their aggregate where a consumer drops them. */
+    private long resent;
     /** The first failure of the producer itself among this task's records, or null. */
     private Throwable producerFailure;
 
+    /**
+     * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for: the
+     * task decides whether its records stand there or are sent again ({@link #settleMisplaced}).
+     */
+    public record Misplaced(KplRecord record, String storedIn) {}
+
     /** Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries. */
-    void track(ListenableFuture<UserRecordResult> future, List<TaskRecord> carried) {
-        long bytes = 0;
-        for (TaskRecord record : carried) {
-            bytes += record.size();
-        }
-        long carriedBytes = bytes;
+    void track(ListenableFuture<UserRecordResult> future, KplRecord record) {
         synchronized (this) {
-            added += carried.size();
+            added += record.count();
         }
         Futures.addCallback(future, new FutureCallback<UserRecordResult>() {
             @Override
             public void onSuccess(UserRecordResult result) {
-                completed(carried.size(), 0, carriedBytes);
+                String target = record.targetShard();
+                if (target != null && !target.equals(result.getShardId())) {
+                    misplaced(new Misplaced(record, result.getShardId()));
+                } else {
+                    completed(record.count(), 0, record.bytes());
+                }
             }
 
             @Override
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
-                    carried.forEach(record -> failures.add(failure(record.record(), record.rowNumber(), error)));
-                    completed(0, carried.size(), 0);
+                    record.carried().forEach(carried -> failures.add(failure(carried.record(), carried.rowNumber(), error)));
+                    completed(0, record.count(), 0);
                 } else {
-                    producerFailed(carried.size(), error);
+                    producerFailed(record.count(), error);
                 }
             }
         }, MoreExecutors.directExecutor());
+    }
+
+    private synchronized void misplaced(Misplaced aggregate) {
+        misplaced.add(aggregate);
+        notifyAll();
+    }
+
+    /** The next misplaced aggregate not yet settled, or null; for the task's own thread. */
+    public Misplaced pollMisplaced() {
+        return misplaced.poll();
+    }
+
+    /**
+     * Settles a misplaced aggregate: its records count as written if a consumer keeps them where
+     * they were stored, else they no longer count as added, since the task sends them again.
+     */
+    public synchronized void settleMisplaced(Misplaced aggregate, boolean kept) {
+        if (kept) {
+            completed(aggregate.record().count(), 0, aggregate.record().bytes());
+        } else {
+            added -= aggregate.record().count();
+            resent += aggregate.record().count();
+        }
     }
 
     private synchronized void completed(int succeededNow, int failedNow, long bytes) {
@@ -124,32 +156,37 @@ public final class TaskAcks {
      * daemon's pipeline would otherwise wait out RecordMaxBufferedTime (measured: 2,000 tasks of 10
      * rows took 75 s with one flush, 22 s flushing again).
      *
+     * <p>It returns early, with false, when Kinesis stored an aggregate of the task's in a shard
+     * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.
+     *
      * @param flush sends what the KPL still buffers
+     * @param deadline {@link System#nanoTime} by which every record must be acknowledged
+     * @return true once every record is acknowledged, finally failed, or the producer failed
      * @throws TimeoutException saying how many of this task's records are still outstanding
      */
-    public void awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    public boolean awaitAll(Runnable flush, long deadline) throws InterruptedException, TimeoutException {
         for (long pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS)) {
             flush.run();
             synchronized (this) {
-                if (allDone()) {
-                    return;
+                if (needsTheTask()) {
+                    return misplaced.isEmpty();
                 }
                 long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
                 if (leftMs <= 0) {
                     throw new TimeoutException((added - succeeded - failed - inDoubt) + " of this task's " + added
-                        + " records were still not acknowledged by Kinesis after " + timeoutMs + " ms");
+                        + " records were still not acknowledged by Kinesis in time");
                 }
                 wait(Math.min(leftMs, pauseMs));
-                if (allDone()) {
-                    return;
+                if (needsTheTask()) {
+                    return misplaced.isEmpty();
                 }
             }
         }
     }
 
-    private boolean allDone() {
-        return producerFailure != null || succeeded + failed >= added;
+    /** Whether waiting is over: all settled, the producer failed, or a misplaced aggregate is the task's to settle. */
+    private boolean needsTheTask() {
+        return !misplaced.isEmpty() || producerFailure != null || succeeded + failed >= added;
     }
 
     public synchronized long succeeded() {
@@ -158,5 +195,9 @@ public final class TaskAcks {
 
     public synchronized long bytesSucceeded() {
         return bytesSucceeded;
+    }
+
+    public synchronized long resent() {
+        return resent;
     }
 }

@@ -7,11 +7,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One task's records on their way into the shared producer. The task's thread reserves room under
- * the queue limit for each record; its {@link RecordGrouping} turns records into the KPL's user
- * records (each alone, or aggregates), which are added to the KPL in batches on a thread Spark never
- * interrupts ({@link SharedProducer#callKpl}), one hand-off per batch rather than per record.
- * Not thread-safe: one task, one thread.
+ * One task's records on their way into the shared producer. Its {@link RecordGrouping} turns the
+ * task's records into the KPL's user records (each alone, or aggregates); the task's thread reserves
+ * room under the queue limit for each complete one, and they are added to the KPL in batches on a
+ * thread Spark never interrupts ({@link SharedProducer#callKpl}), one hand-off per batch rather than
+ * per record. Not thread-safe: one task, one thread.
  */
 public final class TaskFeed {
     /** Task records per hand-off: enough that the hand-off costs little per record. */
@@ -28,6 +28,9 @@ public final class TaskFeed {
     private final long timeoutNanos;
     private final RefusalHandler onRefused;
     private final RecordGrouping grouping;
+    /** KPL records the grouping just completed, not holding room yet. */
+    private final List<KplRecord> sealed = new ArrayList<>();
+    /** KPL records holding room, not handed to the KPL yet. */
     private final List<KplRecord> pending = new ArrayList<>();
     /** The task records the pending KPL records carry. */
     private int pendingCarried;
@@ -47,33 +50,42 @@ public final class TaskFeed {
     }
 
     /**
-     * Takes one record (row {@code rowNumber} of the task), first waiting for room under the queue
-     * limit. Before waiting it sends its own pending records, whose acknowledgements make room.
+     * Takes one record (row {@code rowNumber} of the task); whatever it completes waits for room
+     * under the queue limit (see {@link #queueSealed}).
      *
      * @throws TimeoutException when the queue stayed full for the task's timeout
-     * @throws IOException when a record the KPL refused fails the task
+     * @throws IOException when a record the KPL refused fails the task, or the record cannot be placed
      */
     public void add(KinesisRecord record, long rowNumber) throws IOException, InterruptedException, TimeoutException {
-        long size = SharedProducer.recordBytes(record);
-        if (!producer.tryReserve(size, stats)) {
-            send();
-            producer.reserve(size, timeoutNanos, stats);
-        }
-        TaskRecord taskRecord = new TaskRecord(record, rowNumber, size);
-        try {
-            grouping.add(taskRecord, this::ready);
-        } catch (IOException | RuntimeException e) {
-            producer.unreserve(size);
-            throw e;
-        }
+        group(new TaskRecord(record, rowNumber, SharedProducer.recordBytes(record)));
+    }
+
+    private void group(TaskRecord record) throws IOException, InterruptedException, TimeoutException {
+        grouping.add(record, sealed::add);
+        queueSealed();
         if (pendingCarried >= BATCH_RECORDS) {
             handOff();
         }
     }
 
-    private void ready(KplRecord record) {
-        pending.add(record);
-        pendingCarried += record.carried().size();
+    /**
+     * Reserves room for each KPL record the grouping completed and queues it for the KPL. Before
+     * waiting for room it hands the KPL what is queued, whose acknowledgements make room; open
+     * aggregates hold no room, so they stay open and fill up however long the wait.
+     */
+    private void queueSealed() throws IOException, InterruptedException, TimeoutException {
+        try {
+            for (KplRecord record : sealed) {
+                if (!producer.tryReserve(record, stats)) {
+                    handOff();
+                    producer.reserve(record, timeoutNanos, stats);
+                }
+                pending.add(record);
+                pendingCarried += record.count();
+            }
+        } finally {
+            sealed.clear();
+        }
     }
 
     /**
@@ -81,13 +93,14 @@ public final class TaskFeed {
      * are. Each task record inside a KPL record the KPL refuses goes to the refusal handler; if that
      * fails the task, the records after it are not sent.
      */
-    public void send() throws IOException {
-        grouping.sealAll(this::ready);
+    public void send() throws IOException, InterruptedException, TimeoutException {
+        grouping.sealAll(sealed::add);
+        queueSealed();
         handOff();
     }
 
     /**
-     * Adds the complete KPL records to the KPL, in order, leaving open aggregates open: a full batch
+     * Adds the queued KPL records to the KPL, in order, leaving open aggregates open: a full batch
      * goes on while the task adds rows, and must not cut the other shards' aggregates short.
      */
     private void handOff() throws IOException {
@@ -109,15 +122,41 @@ public final class TaskFeed {
         }
     }
 
-    /** Sends what is pending, then waits until Kinesis has acknowledged or finally failed every record of the task. */
+    /**
+     * Sends what the task holds, then waits until Kinesis has acknowledged or finally failed every
+     * record of the task, sending again the records of any aggregate Kinesis stored where a
+     * consumer would drop it.
+     */
     public void finish(long timeoutMs) throws IOException, InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         send();
-        acks.awaitAll(producer::flush, timeoutMs);
+        while (!acks.awaitAll(producer::flush, deadline)) {
+            resendMisplaced();
+            send();
+        }
+    }
+
+    /**
+     * Settles the aggregates Kinesis stored in a shard other than the one they were built for (the
+     * stream was resharded meanwhile): where a consumer that checks hash ranges keeps every record
+     * they stand; otherwise their records are grouped again, from a fresh shard map, and sent.
+     */
+    public void resendMisplaced() throws IOException, InterruptedException, TimeoutException {
+        for (TaskAcks.Misplaced aggregate = acks.pollMisplaced(); aggregate != null; aggregate = acks.pollMisplaced()) {
+            boolean kept = grouping.keptWhereStored(aggregate.record(), aggregate.storedIn());
+            acks.settleMisplaced(aggregate, kept);
+            if (!kept) {
+                for (TaskRecord record : aggregate.record().carried()) {
+                    group(record);
+                }
+            }
+        }
     }
 
     /** Gives back the room of records never sent (the task failed or was killed first). */
     public void discard() {
-        grouping.sealAll(this::ready);
+        grouping.clear();
+        sealed.clear();
         unreserveFrom(0);
         pending.clear();
         pendingCarried = 0;
@@ -143,7 +182,7 @@ public final class TaskFeed {
 
     private void unreserveFrom(int index) {
         for (int i = index; i < pending.size(); i++) {
-            pending.get(i).carried().forEach(record -> producer.unreserve(record.size()));
+            producer.unreserve(pending.get(i));
         }
     }
 }

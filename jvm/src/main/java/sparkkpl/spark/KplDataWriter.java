@@ -77,13 +77,25 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             producer = ProducerRegistry.acquire(config);
             feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping);
         }
-        try {
+        inFeed("writing to Kinesis stream '" + record.stream() + "'", () -> {
+            feed.resendMisplaced();
             feed.add(record, rowNumber);
+        });
+    }
+
+    /** A step of the task's feed, which may wait for room under the queue limit or for acknowledgements. */
+    private interface FeedStep {
+        void run() throws IOException, InterruptedException, TimeoutException;
+    }
+
+    private void inFeed(String doing, FeedStep step) throws IOException {
+        try {
+            step.run();
         } catch (TimeoutException e) {
-            throw new IOException("Writing to Kinesis stream '" + record.stream() + "': " + e.getMessage(), e);
+            throw new IOException("Spark partition " + partitionId + ", " + doing + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("Interrupted while waiting for room in the KPL queue", e);
+            throw new IOException("Spark partition " + partitionId + " was interrupted " + doing, e);
         }
     }
 
@@ -106,14 +118,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     @Override
     public WriterCommitMessage commit() throws IOException {
         if (feed != null) {
-            try {
-                feed.finish(timeoutMs);
-            } catch (TimeoutException e) {
-                throw new IOException("Kinesis write of Spark partition " + partitionId + ": " + e.getMessage(), e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("Interrupted while waiting for Kinesis to acknowledge this task's records", e);
-            }
+            inFeed("waiting for Kinesis to acknowledge the task's records", () -> feed.finish(timeoutMs));
         }
         handleKinesisFailures();
         failures.commit();
@@ -139,7 +144,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     public void abort() throws IOException {
         try {
             if (feed != null) {
-                feed.send();
+                inFeed("sending the rows accepted before the task failed", feed::send);
             }
         } finally {
             failures.abort();

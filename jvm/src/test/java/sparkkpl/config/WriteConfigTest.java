@@ -53,8 +53,8 @@ public class WriteConfigTest {
 
     @Test
     public void executorAggregationGetsAProducerOfItsOwnThatSendsEachAggregateAsItIs() {
-        WriteConfig perRecord = resolve();
-        WriteConfig executor = resolve("aggregation", "executor");
+        WriteConfig perRecord = resolve("aggregation", "kpl");
+        WriteConfig executor = resolve();
 
         assertEquals("1", executor.kplProperties().get("AggregationMaxCount"));
         assertEquals("true", executor.kplProperties().get("AggregationEnabled"));
@@ -72,7 +72,20 @@ public class WriteConfigTest {
             "KPL property 'AggregationEnabled' cannot be set with aggregation=executor");
         assertContains(errorOf("aggregation", "executor", "AggregationMaxSize", "2000000"),
             "'AggregationMaxSize' (2000000) is over maxRecordBytes=1048576");
-        assertContains(errorOf("aggregation", "daemon"), "'aggregation' (spark.kpl.aggregation)", "kpl, executor");
+        assertContains(errorOf("aggregation", "daemon"), "'aggregation' (spark.kpl.aggregation)", "executor, kpl");
+    }
+
+    /** A user who switched the KPL's aggregation off has consumers that cannot de-aggregate: never aggregate for them. */
+    @Test
+    public void theKplsOwnAggregationSettingsWithoutTheOptionMeanThePerRecordPath() {
+        WriteConfig unaggregated = resolve("AggregationEnabled", "false");
+        WriteConfig counted = resolve("AggregationMaxCount", "10");
+
+        assertFalse(unaggregated.aggregatesInExecutor());
+        assertEquals("false", unaggregated.kplProperties().get("AggregationEnabled"));
+        assertEquals("spark.kpl.aggregation=kpl", "kpl", unaggregated.settings().get("spark.kpl.aggregation"));
+        assertFalse(counted.aggregatesInExecutor());
+        assertTrue(resolve().aggregatesInExecutor());
     }
 
     @Test

@@ -24,13 +24,13 @@ public class OutstandingLimitTest {
         OutstandingLimit limit = new OutstandingLimit(2, 100);
         TaskQueueStats stats = new TaskQueueStats();
 
-        assertTrue(limit.tryAcquire(40, stats));
-        assertFalse("over the byte cap", limit.tryAcquire(61, stats));
-        assertTrue(limit.tryAcquire(60, stats));
-        assertFalse("over the record cap", limit.tryAcquire(1, stats));
-        limit.release(40);
+        assertTrue(limit.tryAcquire(1, 40, stats));
+        assertFalse("over the byte cap", limit.tryAcquire(1, 61, stats));
+        assertTrue(limit.tryAcquire(1, 60, stats));
+        assertFalse("over the record cap", limit.tryAcquire(1, 1, stats));
+        limit.release(1, 40);
 
-        assertTrue(limit.tryAcquire(40, stats));
+        assertTrue(limit.tryAcquire(1, 40, stats));
         assertEquals(new OutstandingLimit.Usage(2, 100, 2, 100), limit.usage());
         assertEquals(2, stats.peakOutstandingRecords());
     }
@@ -40,7 +40,7 @@ public class OutstandingLimitTest {
         OutstandingLimit limit = new OutstandingLimit(10, 100);
         TaskQueueStats stats = new TaskQueueStats();
 
-        limit.acquire(1_000, NO_FLUSH, ONE_SECOND, stats);
+        limit.acquire(1, 1_000, NO_FLUSH, ONE_SECOND, stats);
 
         assertEquals(1, limit.usage().records());
         assertEquals(0, stats.backpressureCycles());
@@ -50,11 +50,11 @@ public class OutstandingLimitTest {
     public void aWaitFlushesTheProducerAndTimesOutSayingWhatIsOutstanding() {
         OutstandingLimit limit = new OutstandingLimit(1, 100);
         TaskQueueStats stats = new TaskQueueStats();
-        assertTrue(limit.tryAcquire(10, stats));
+        assertTrue(limit.tryAcquire(1, 10, stats));
         List<Long> flushes = new ArrayList<>();
 
         TimeoutException timeout = assertThrows(TimeoutException.class,
-            () -> limit.acquire(10, () -> flushes.add(System.nanoTime()), TimeUnit.MILLISECONDS.toNanos(700), stats));
+            () -> limit.acquire(1, 10, () -> flushes.add(System.nanoTime()), TimeUnit.MILLISECONDS.toNanos(700), stats));
 
         assertTrue(timeout.getMessage(), timeout.getMessage().contains("with 1 records (10 bytes) outstanding"));
         assertTrue("flushed on entering the wait and again every 500 ms", flushes.size() >= 2);
@@ -64,14 +64,14 @@ public class OutstandingLimitTest {
     public void aBlockedRecordIsAdmittedWhenAnAcknowledgementReleasesRoom() throws Exception {
         OutstandingLimit limit = new OutstandingLimit(1, 100);
         TaskQueueStats stats = new TaskQueueStats();
-        assertTrue(limit.tryAcquire(10, stats));
+        assertTrue(limit.tryAcquire(1, 10, stats));
         Thread acknowledger = new Thread(() -> {
             sleepMs(100);
-            limit.release(10);
+            limit.release(1, 10);
         });
         acknowledger.start();
 
-        limit.acquire(10, NO_FLUSH, 5 * ONE_SECOND, stats);
+        limit.acquire(1, 10, NO_FLUSH, 5 * ONE_SECOND, stats);
 
         assertEquals(1, stats.backpressureCycles());
         assertTrue(stats.blockedMs() >= 50);
@@ -95,7 +95,7 @@ public class OutstandingLimitTest {
                 TaskQueueStats stats = new TaskQueueStats();
                 while (running.get()) {
                     try {
-                        limit.acquire(10, NO_FLUSH, 10 * ONE_SECOND, stats);
+                        limit.acquire(1, 10, NO_FLUSH, 10 * ONE_SECOND, stats);
                     } catch (InterruptedException | TimeoutException e) {
                         return;
                     }
@@ -108,10 +108,10 @@ public class OutstandingLimitTest {
         sleepMs(200); // the small writers fill the cap
 
         try {
-            limit.acquire(950, NO_FLUSH, 3 * ONE_SECOND, new TaskQueueStats());
+            limit.acquire(1, 950, NO_FLUSH, 3 * ONE_SECOND, new TaskQueueStats());
         } finally {
             running.set(false);
-            limit.release(950);
+            limit.release(1, 950);
             for (Thread thread : threads) {
                 thread.interrupt(); // a writer may be waiting for room that nobody releases any more
                 thread.join(5_000);
@@ -126,7 +126,7 @@ public class OutstandingLimitTest {
             try {
                 if (added.poll(10, TimeUnit.MILLISECONDS) != null) {
                     Thread.sleep(1);
-                    limit.release(10);
+                    limit.release(1, 10);
                 }
             } catch (InterruptedException e) {
                 return;

@@ -31,9 +31,10 @@ public class SharedProducerTest {
         SharedProducer producer = producer(() -> {
             throw new OutOfMemoryError("Java heap space");
         }, () -> { });
-        assertTrue(producer.tryReserve(8, new TaskQueueStats()));
+        KplRecord record = KplRecord.alone(new TaskRecord(RECORD, 1, 8));
+        assertTrue(producer.tryReserve(record, new TaskQueueStats()));
 
-        assertThrows(OutOfMemoryError.class, () -> producer.add(KplRecord.alone(new TaskRecord(RECORD, 1, 8)), new TaskAcks()));
+        assertThrows(OutOfMemoryError.class, () -> producer.add(record, new TaskAcks()));
 
         assertEquals(0, producer.usage().records());
         assertEquals(0, producer.usage().bytes());
@@ -50,9 +51,10 @@ public class SharedProducerTest {
             }
             return SettableFuture.create();
         }, placements::incrementAndGet);
-        assertTrue(producer.tryReserve(8, new TaskQueueStats()));
+        KplRecord record = KplRecord.alone(new TaskRecord(RECORD, 1, 8));
+        assertTrue(producer.tryReserve(record, new TaskQueueStats()));
 
-        producer.add(KplRecord.alone(new TaskRecord(RECORD, 1, 8)), new TaskAcks());
+        producer.add(record, new TaskAcks());
 
         assertEquals(6, calls.get());
         assertEquals("the binary is checked before each wait", 5, placements.get());

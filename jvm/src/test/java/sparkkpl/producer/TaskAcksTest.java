@@ -1,13 +1,16 @@
 package sparkkpl.producer;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import com.google.common.util.concurrent.SettableFuture;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Test;
@@ -32,7 +35,7 @@ public class TaskAcksTest {
         });
         kinesis.start();
 
-        acks.awaitAll(flushes::incrementAndGet, 5_000);
+        assertTrue(acks.awaitAll(flushes::incrementAndGet, inMs(5_000)));
 
         assertEquals(2, acks.succeeded());
         assertEquals(2 * 3, acks.bytesSucceeded());
@@ -46,7 +49,7 @@ public class TaskAcksTest {
         track(2);
         track(3);
 
-        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, 200));
+        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, inMs(200)));
 
         assertTrue(timeout.getMessage(), timeout.getMessage().startsWith("2 of this task's 3 records were still not"));
     }
@@ -58,7 +61,7 @@ public class TaskAcksTest {
             new Attempt(0, 10, "slow down", "Throttled", false),
             new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
 
-        acks.awaitAll(() -> { }, 1_000);
+        acks.awaitAll(() -> { }, inMs(1_000));
         acks.throwIfProducerFailed();
         FailedRecord failure = acks.pollFailure();
 
@@ -77,7 +80,7 @@ public class TaskAcksTest {
             null));
         track(3);
 
-        acks.awaitAll(() -> { }, 5_000); // returns without waiting for record 3: the task fails anyway
+        acks.awaitAll(() -> { }, inMs(5_000)); // returns without waiting for record 3: the task fails anyway
 
         assertNull("not a record failure for failOnError=false to count", acks.pollFailure());
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, acks::throwIfProducerFailed);
@@ -90,8 +93,8 @@ public class TaskAcksTest {
     public void anAggregatesAnswerCountsForEveryRecordItCarries() {
         SettableFuture<UserRecordResult> delivered = SettableFuture.create();
         SettableFuture<UserRecordResult> refused = SettableFuture.create();
-        acks.track(delivered, List.of(taskRecord(1), taskRecord(2), taskRecord(3)));
-        acks.track(refused, List.of(taskRecord(4), taskRecord(5)));
+        acks.track(delivered, aggregate(null, 1, 2, 3));
+        acks.track(refused, aggregate(null, 4, 5));
 
         delivered.set(success());
         refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
@@ -104,6 +107,60 @@ public class TaskAcksTest {
         assertNull(acks.pollFailure());
     }
 
+    /** An aggregate built for shard 1 and stored there counts as written; stored in shard 3, it is the task's to settle. */
+    @Test
+    public void anAggregateStoredOutsideItsTargetShardWaitsForTheTaskToSettleIt() throws Exception {
+        SettableFuture<UserRecordResult> home = SettableFuture.create();
+        SettableFuture<UserRecordResult> away = SettableFuture.create();
+        acks.track(home, aggregate(SHARD_1, 1, 2));
+        acks.track(away, aggregate(SHARD_1, 3, 4, 5));
+        home.set(storedIn(SHARD_1));
+        away.set(storedIn("shardId-000000000003"));
+
+        assertFalse("the task must look at the misplaced aggregate", acks.awaitAll(() -> { }, inMs(1_000)));
+        TaskAcks.Misplaced misplaced = acks.pollMisplaced();
+        assertEquals("shardId-000000000003", misplaced.storedIn());
+        assertEquals(3, misplaced.record().count());
+        assertEquals(2, acks.succeeded());
+
+        acks.settleMisplaced(misplaced, false);
+
+        assertTrue("its records no longer count as added: they are sent again", acks.awaitAll(() -> { }, inMs(1_000)));
+        assertEquals(2, acks.succeeded());
+        assertEquals(3, acks.resent());
+    }
+
+    @Test
+    public void aMisplacedAggregateAConsumerKeepsCountsAsWritten() throws Exception {
+        SettableFuture<UserRecordResult> away = SettableFuture.create();
+        acks.track(away, aggregate(SHARD_1, 1, 2));
+        away.set(storedIn("shardId-000000000003"));
+
+        acks.settleMisplaced(acks.pollMisplaced(), true);
+
+        assertTrue(acks.awaitAll(() -> { }, inMs(1_000)));
+        assertEquals(2, acks.succeeded());
+        assertEquals(0, acks.resent());
+    }
+
+    private static final String SHARD_1 = "shardId-000000000001";
+
+    private static KplRecord aggregate(String targetShard, long... rows) {
+        List<TaskRecord> carried = new ArrayList<>();
+        for (long row : rows) {
+            carried.add(taskRecord(row));
+        }
+        return KplRecord.aggregate(new KinesisRecord("s", "a", "1", new byte[10]), carried, targetShard);
+    }
+
+    private static UserRecordResult storedIn(String shardId) {
+        return new UserRecordResult(List.of(new Attempt(0, 10, "", "", true)), "1", shardId, true);
+    }
+
+    private static long inMs(long ms) {
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    }
+
     private static TaskRecord taskRecord(long row) {
         return new TaskRecord(new KinesisRecord("s", "key-" + row, null, "abc".getBytes(StandardCharsets.UTF_8)), row, 3);
     }
@@ -111,7 +168,7 @@ public class TaskAcksTest {
     private SettableFuture<UserRecordResult> track(long row) {
         SettableFuture<UserRecordResult> future = SettableFuture.create();
         KinesisRecord record = new KinesisRecord("s", "key", null, "abc".getBytes(StandardCharsets.UTF_8));
-        acks.track(future, List.of(new TaskRecord(record, row, 3)));
+        acks.track(future, KplRecord.alone(new TaskRecord(record, row, 3)));
         return future;
     }
 
