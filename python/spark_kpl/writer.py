@@ -26,7 +26,10 @@ class WriteResult:
 
     ``records_failed`` counts records not delivered (only non-zero with ``failOnError=False``:
     otherwise the first one fails the write); ``records_skipped`` rows with null data skipped under
-    ``nullData="skip"``.
+    ``nullData="skip"``; ``records_replayed`` rows of a streaming micro-batch already delivered
+    before a restart, not sent again; ``records_resent`` records sent a second time because Kinesis
+    stored their aggregate in a shard it was not built for (a reshard mid-write), where a consumer
+    that checks hash ranges (the KCL) drops it.
 
     ``peak_outstanding_*`` are the highest any executor's shared producer had outstanding
     (added, not yet acknowledged by Kinesis) while this write's tasks added records.
@@ -35,6 +38,8 @@ class WriteResult:
     records_written: int
     records_failed: int
     records_skipped: int
+    records_replayed: int
+    records_resent: int
     bytes_written: int
     backpressure_cycles: int
     blocked_ms: int

@@ -11,7 +11,7 @@ public final class SparkUiMetrics {
 
     static CustomMetric[] all() {
         return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
-            new BytesWritten(),
+            new RecordsResent(), new BytesWritten(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
     }
@@ -64,6 +64,12 @@ public final class SparkUiMetrics {
     public static final class RecordsReplayed extends UiMetric {
         public RecordsReplayed() {
             super(WriteMetric.RECORDS_REPLAYED);
+        }
+    }
+
+    public static final class RecordsResent extends UiMetric {
+        public RecordsResent() {
+            super(WriteMetric.RECORDS_RESENT);
         }
     }
 

@@ -11,6 +11,8 @@ public enum WriteMetric {
     RECORDS_FAILED("records not delivered: finally failed by Kinesis, or rows that could not become records", true),
     RECORDS_SKIPPED("rows not sent on purpose: null data with nullData=skip", true),
     RECORDS_REPLAYED("rows of a micro-batch delivered before a restart, which Spark ran again: not re-sent", true),
+    RECORDS_RESENT("records sent again because Kinesis stored their aggregate in a shard it was not built for "
+        + "(the stream was resharded mid-write), where a consumer that checks hash ranges drops it", true),
     BYTES_WRITTEN("bytes of acknowledged records (data and keys)", true),
     BACKPRESSURE_CYCLES("times a task waited for room under the queue limit", true),
     BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit", true),

@@ -24,6 +24,7 @@ public final class WriteSummary implements WriterCommitMessage {
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
         values[WriteMetric.RECORDS_SKIPPED.ordinal()] = skipped;
+        values[WriteMetric.RECORDS_RESENT.ordinal()] = acks.resent();
         values[WriteMetric.BYTES_WRITTEN.ordinal()] = acks.bytesSucceeded();
         values[WriteMetric.BACKPRESSURE_CYCLES.ordinal()] = queue.backpressureCycles();
         values[WriteMetric.BLOCKED_MS.ordinal()] = queue.blockedMs();
