@@ -1,18 +1,25 @@
 """Executor-side aggregation (``aggregation=executor``, docs/aggregation.md) end to end: the
-sink's own aggregates through the real KPL into the project's endpoint, read back de-aggregated."""
+sink's own aggregates through the real KPL into the project's endpoint, read back de-aggregated, as a
+KCL consumer sees them (after a split or merge mid-write too) and as awslabs' aws-kinesis-agg does."""
 
 from __future__ import annotations
 
-import hashlib
+import base64
 import itertools
+import math
 from collections import Counter
-from typing import Dict, Iterator, List
+from typing import Callable, Dict, Iterator, List, Set, Tuple
 
 import pytest
+from aws_kinesis_agg.deaggregator import deaggregate_records
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl import dedup
+from spark_kpl.testing.delivery import (HashRanges, compare, kcl_view, misplaced_aggregates, outside_its_shard,
+                                        wait_for, write_in_background)
 from spark_kpl.testing.endpoint import KinesisEndpoint
+from spark_kpl.testing.kinesis import Record
 
 
 def _lister(spark, endpoint: KinesisEndpoint):
@@ -59,18 +66,6 @@ def test_listing_an_unknown_stream_names_it_and_kinesis_error(spark, endpoint: K
     assert "ResourceNotFoundException" in str(failure.value)
 
 
-def _hash_key(record) -> int:
-    if record.explicit_hash_key is not None:
-        return int(record.explicit_hash_key)
-    return int.from_bytes(hashlib.md5(record.partition_key.encode("utf-8")).digest(), "big")
-
-
-def _shard_ranges(endpoint: KinesisEndpoint, stream: str) -> Dict[str, range]:
-    shards = endpoint.client().list_shards(StreamName=stream)["Shards"]
-    return {s["ShardId"]: range(int(s["HashKeyRange"]["StartingHashKey"]),
-                                int(s["HashKeyRange"]["EndingHashKey"]) + 1) for s in shards}
-
-
 @pytest.fixture
 def four_shards(endpoint: KinesisEndpoint) -> Iterator[str]:
     name = f"agg{next(_names)}"
@@ -82,6 +77,25 @@ def four_shards(endpoint: KinesisEndpoint) -> Iterator[str]:
 _names = itertools.count()
 ROWS = 40_000
 DATA_BYTES = 100
+KEYS = 1000
+
+
+def _keyed_rows(spark, count: int, pause_every: int = 0, pause_ms: int = 0):
+    """``count`` rows in 2 Spark partitions: ``data`` the row's number in DATA_BYTES digits,
+    ``partitionKey`` one of KEYS user keys. With ``pause_every``, every such row sleeps ``pause_ms`` in
+    the task, so the write lasts seconds: Thread.sleep by reflection, whose answer ('null') is cut to ''
+    and appended to the data, so that Spark cannot leave the call out."""
+    data = F.format_string(f"%0{DATA_BYTES}d", F.col("id"))
+    if pause_every:
+        sleep = f"reflect('java.lang.Thread', 'sleep', cast(if(id % {pause_every} = 0, {pause_ms}, 0) as bigint))"
+        data = F.concat(data, F.substring(F.expr(sleep), 1, 0))
+    return spark.range(count, numPartitions=2).select(
+        data.alias("data"), F.format_string("user-%d", F.col("id") % KEYS).alias("partitionKey"))
+
+
+def _expected(count: int) -> Dict[bytes, str]:
+    """What :func:`_keyed_rows` writes: data -> partition key."""
+    return {f"%0{DATA_BYTES}d".encode() % i: f"user-{i % KEYS}" for i in range(count)}
 
 
 def test_every_row_arrives_once_inside_the_range_of_the_shard_that_stored_it(
@@ -90,19 +104,15 @@ def test_every_row_arrives_once_inside_the_range_of_the_shard_that_stored_it(
     consumer filtering by hash range (as it does) keeps every sub-record; the KPL sends each
     aggregate as it is, never nesting them, and each Kinesis record carries about as many rows as
     51,200 bytes hold."""
-    df = spark.range(ROWS, numPartitions=2).select(
-        F.format_string("user-%d", F.col("id") % 1000).alias("key"),
-        F.format_string(f"%0{DATA_BYTES}d", F.col("id")).alias("payload"))
-
-    result = spark_kpl.write(df, four_shards, data="payload", partition_key="key", aggregation="executor",
-                             **endpoint.kpl_options())
+    result = spark_kpl.write(_keyed_rows(spark, ROWS), four_shards, partition_key="partitionKey",
+                             aggregation="executor", **endpoint.kpl_options())
 
     records = endpoint.records(four_shards)
     assert result.records_written == ROWS and result.records_failed == 0
-    assert Counter((r.partition_key, int(r.data)) for r in records) == Counter(
-        (f"user-{i % 1000}", i) for i in range(ROWS))
-    ranges = _shard_ranges(endpoint, four_shards)
-    outside = [r for r in records if _hash_key(r) not in ranges[r.shard_id]]
+    report = compare(_expected(ROWS), ((r.data, r.partition_key) for r in records))
+    assert report.exactly_once, report.summary()
+    ranges = endpoint.hash_ranges(four_shards)
+    outside = [r for r in records if outside_its_shard(r, ranges)]
     assert outside == []
     assert {r.shard_id for r in records} == set(ranges)
     kinesis_records = len({r.sequence_number for r in records})
@@ -126,8 +136,8 @@ def test_sink_chosen_keys_need_no_shard_map(spark, endpoint: KinesisEndpoint, fo
     records = endpoint.records(four_shards)
     assert result.records_written == ROWS
     assert sorted(int(r.data) for r in records) == list(range(ROWS))
-    ranges = _shard_ranges(endpoint, four_shards)
-    assert [r for r in records if _hash_key(r) not in ranges[r.shard_id]] == []
+    ranges = endpoint.hash_ranges(four_shards)
+    assert [r for r in records if outside_its_shard(r, ranges)] == []
     assert len({r.shard_id for r in records}) > 1
     # A key of its own for each Kinesis record, shared by every row inside it.
     assert len({r.partition_key for r in records}) == len({r.sequence_number for r in records})
@@ -138,3 +148,190 @@ def test_sink_chosen_keys_need_no_shard_map(spark, endpoint: KinesisEndpoint, fo
     # Only the KPL daemon's own ListShards (one per producer and stream), none from the tasks.
     sink_lists = [b for b in endpoint.requests("ListShards") if b.get("StreamName") == four_shards]
     assert endpoint.calls.get("ListShards", 0) - listed_before == len(sink_lists) <= 2
+
+
+# -- a reshard mid-write ------------------------------------------------------------------------
+
+RESHARD_ROWS = 40_000
+#: Every 100th row sleeps 15 ms: each task takes 3 s or more, so the tasks keep grouping rows for
+#: seconds after the reshard, with aggregates open and in flight when it happens.
+PAUSE_EVERY, PAUSE_MS = 100, 15
+
+Reshard = Callable[[KinesisEndpoint, str], None]
+
+
+def _stored_per_shard(endpoint: KinesisEndpoint, stream: str) -> Counter:
+    return Counter(r.shard_id for r in endpoint.records(stream))
+
+
+def _split_the_busiest_shard(endpoint: KinesisEndpoint, stream: str) -> None:
+    """At the middle of its hash range, as an operator adds capacity where the traffic is."""
+    busiest = _stored_per_shard(endpoint, stream).most_common(1)[0][0]
+    start, end = endpoint.hash_ranges(stream)[busiest]
+    endpoint.split_shard(stream, busiest, (start + end + 1) // 2)
+
+
+def _merge_the_busiest_neighbours(endpoint: KinesisEndpoint, stream: str) -> None:
+    stored = _stored_per_shard(endpoint, stream)
+    ranges = endpoint.hash_ranges(stream)
+    by_range = sorted(ranges, key=lambda shard_id: ranges[shard_id][0])
+    low, high = max(zip(by_range, by_range[1:]), key=lambda pair: stored[pair[0]] + stored[pair[1]])
+    endpoint.merge_shards(stream, low, high)
+
+
+def _task_and_row(record: Record) -> Tuple[int, int]:
+    return dedup.record_id(record.data).partition, int(dedup.strip(record.data))
+
+
+def _rows_grouped_by_a_stale_map(records: List[Record], ranges: HashRanges,
+                                 children: Set[str]) -> List[Tuple[int, int]]:
+    """The (task, row) pairs that a task put into a misplaced aggregate (one built for a shard that
+    closed) AFTER it had grouped an earlier row of its own by the new shards. A task groups its rows
+    in order, so a sink that lists the stream again once it notices the reshard has none: only what
+    it had grouped before noticing can be misplaced. Rows in a child's in-range aggregates that were
+    never misplaced are the ones the task grouped by the new shards."""
+    misplaced = misplaced_aggregates(records, ranges)
+    misplaced_rows = {_task_and_row(r) for r in records if (r.shard_id, r.sequence_number) in misplaced}
+    first_grouped_anew: Dict[int, int] = {}
+    for record in records:
+        task, row = _task_and_row(record)
+        if (record.shard_id in children and record.sub_sequence_number is not None
+                and (record.shard_id, record.sequence_number) not in misplaced
+                and (task, row) not in misplaced_rows):
+            first_grouped_anew[task] = min(row, first_grouped_anew.get(task, row))
+    assert first_grouped_anew, "no task grouped a row by the new shards: the sink never noticed the reshard"
+    return sorted((task, row) for task, row in misplaced_rows if row > first_grouped_anew.get(task, math.inf))
+
+
+def _write_through_a_reshard(spark, endpoint: KinesisEndpoint, stream: str, reshard: Reshard) -> None:
+    """Keys from a column, aggregation=executor, recordId=prefix; ``reshard`` once a quarter of the rows
+    are stored. A KCL consumer must get every row: any aggregate stored where it drops it must have
+    been sent again, grouped by the new shards. Its only duplicates may be the KPL's own: when its
+    shard map is stale (after a merge too) it re-sends a Kinesis record stored in an unexpected shard,
+    byte for byte, so the KCL reads both copies where both lie inside the shard; their record ids
+    make them detectable."""
+    thread, outcome = write_in_background(
+        spark, _keyed_rows(spark, RESHARD_ROWS, PAUSE_EVERY, PAUSE_MS), stream, aggregation="executor",
+        recordId="prefix", **endpoint.kpl_options())
+    shards_before = set(endpoint.hash_ranges(stream))
+    stored_before = wait_for(lambda: (stored := len(endpoint.records(stream))) >= RESHARD_ROWS // 4 and stored,
+                             60, "a quarter of the rows stored", every=0.1)
+    reshard(endpoint, stream)
+    thread.join(120)
+    assert not thread.is_alive(), "the write did not end within 120 s"
+    assert "error" not in outcome, outcome.get("error")
+    result = outcome["result"]
+
+    records = endpoint.records(stream)
+    ranges = endpoint.hash_ranges(stream)
+    children = set(ranges) - shards_before
+    kcl = kcl_view(records, ranges)
+    _print_counts(reshard.__name__, stored_before, records, kcl, misplaced_aggregates(records, ranges), result)
+
+    assert result.records_written == RESHARD_ROWS and result.records_failed == 0
+    stored_in = Counter(r.shard_id for r in records)
+    assert stored_before < RESHARD_ROWS and all(stored_in[shard] for shard in children), (
+        f"not mid-write: {stored_before} stored before the reshard; after it, per shard {stored_in}")
+    for_kcl = compare(_expected(RESHARD_ROWS),
+                      ((dedup.strip(r.data), r.partition_key) for r in _without_repeated_kinesis_records(kcl)))
+    assert for_kcl.exactly_once, "a KCL consumer: " + for_kcl.summary()
+    _assert_every_copy_is_detectable(records)
+    stale = _rows_grouped_by_a_stale_map(records, ranges, children)
+    assert not stale, f"{len(stale)} (task, row) grouped for a closed shard after the task had regrouped: {stale[:5]}"
+
+
+def _by_kinesis_record(records: List[Record]) -> Dict[Tuple[str, str], List[Record]]:
+    grouped: Dict[Tuple[str, str], List[Record]] = {}
+    for record in records:
+        grouped.setdefault((record.shard_id, record.sequence_number), []).append(record)
+    return grouped
+
+
+def _without_repeated_kinesis_records(records: List[Record]) -> List[Record]:
+    """The records less the Kinesis records stored again byte for byte: the KPL's own retries (after
+    "Wrong Shard", when its shard map was stale, it sends the same aggregate again)."""
+    seen: Set[Tuple[bytes, ...]] = set()
+    kept: List[Record] = []
+    for inside in _by_kinesis_record(records).values():
+        content = tuple(r.data for r in inside)
+        if content not in seen:
+            seen.add(content)
+            kept.extend(inside)
+    return kept
+
+
+def _repeated_kinesis_records(records: List[Record]) -> int:
+    return len(_by_kinesis_record(records)) - len(_by_kinesis_record(_without_repeated_kinesis_records(records)))
+
+
+def _print_counts(reshard: str, stored_before: int, records: List[Record], kcl: List[Record],
+                  dropped: Set[Tuple[str, str]], result) -> None:
+    rows = len({r.data for r in records})
+    print(f"\n{reshard}: {stored_before} user records stored when it happened; in the end {len(records)} "
+          f"stored in {len({(r.shard_id, r.sequence_number) for r in records})} Kinesis records "
+          f"({_repeated_kinesis_records(records)} of them repeats of another, byte for byte): {rows} distinct rows, "
+          f"{len(records) - rows} duplicates; the KCL view drops {len(dropped)} aggregates holding "
+          f"{len(records) - len(kcl)} user records and keeps {len(kcl)}; {result}")
+
+
+def _assert_every_copy_is_detectable(records: List[Record]) -> None:
+    """With recordId=prefix every copy of a row carries the row's one id, and no two rows share an id:
+    a consumer dropping ids it has seen drops exactly the extra copies."""
+    ids_per_row: Dict[bytes, set] = {}
+    for record in records:
+        ids_per_row.setdefault(dedup.strip(record.data), set()).add(dedup.record_id(record.data))
+    assert all(len(ids) == 1 for ids in ids_per_row.values()), "a copy carries an id of its own: not detectable"
+    assert len(set().union(*ids_per_row.values())) == len(ids_per_row)
+
+
+def test_a_split_mid_write_loses_nothing_for_a_kcl_consumer(spark, endpoint: KinesisEndpoint, four_shards: str) -> None:
+    _write_through_a_reshard(spark, endpoint, four_shards, _split_the_busiest_shard)
+
+
+def test_a_merge_mid_write_loses_nothing_for_a_kcl_consumer(spark, endpoint: KinesisEndpoint, four_shards: str) -> None:
+    _write_through_a_reshard(spark, endpoint, four_shards, _merge_the_busiest_neighbours)
+
+
+# -- a consumer library of AWS's own --------------------------------------------------------------
+
+
+def _stored_kinesis_records(endpoint: KinesisEndpoint, stream: str) -> Iterator[dict]:
+    """Every Kinesis record of the stream as GetRecords returns it: each shard from TRIM_HORIZON."""
+    client = endpoint.client()
+    for shard in client.list_shards(StreamName=stream)["Shards"]:
+        iterator = client.get_shard_iterator(StreamName=stream, ShardId=shard["ShardId"],
+                                             ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while iterator:
+            page = client.get_records(ShardIterator=iterator)
+            yield from page["Records"]
+            # An open shard always has a next iterator: its end is an empty page with nothing behind.
+            iterator = page.get("NextShardIterator") if page["Records"] or page["MillisBehindLatest"] else None
+
+
+def _as_lambda_delivers(record: dict) -> dict:
+    """``deaggregate_records`` takes records as Lambda delivers them (base64 data, camelCase): boto3's
+    shape it converts only in ``iter_deaggregate_records(..., data_format="Boto3")``, and a record
+    without ``kinesisSchemaVersion`` or ``approximateArrivalTimestamp`` fails it."""
+    return {"kinesis": {
+        "kinesisSchemaVersion": "1.0", "partitionKey": record["PartitionKey"],
+        "sequenceNumber": record["SequenceNumber"], "data": base64.b64encode(record["Data"]).decode(),
+        "approximateArrivalTimestamp": record["ApproximateArrivalTimestamp"].timestamp()}}
+
+
+def test_a_consumer_library_this_project_did_not_write_reads_every_row(
+        spark, endpoint: KinesisEndpoint, four_shards: str) -> None:
+    """awslabs' aws-kinesis-agg (the de-aggregator of AWS's Lambda examples) reads the sink's
+    aggregates as GetRecords returns them: every row once, with its key and data. It prints and drops
+    an aggregate it cannot parse, so every row is counted."""
+    result = spark_kpl.write(_keyed_rows(spark, ROWS), four_shards, partition_key="partitionKey",
+                             aggregation="executor", **endpoint.kpl_options())
+
+    stored = list(_stored_kinesis_records(endpoint, four_shards))
+    user_records = deaggregate_records([_as_lambda_delivers(r) for r in stored])
+    print(f"\naws-kinesis-agg: {len(user_records)} user records out of {len(stored)} Kinesis records, "
+          f"{sum(1 for r in user_records if r['kinesis'].get('aggregated'))} of them from aggregates")
+    assert result.records_written == ROWS
+    report = compare(_expected(ROWS), ((base64.b64decode(r["kinesis"]["data"]), r["kinesis"]["partitionKey"])
+                                       for r in user_records))
+    assert report.exactly_once, report.summary()
+    assert len(stored) < ROWS / 100, "the rows were not aggregated"

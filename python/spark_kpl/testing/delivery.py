@@ -1,12 +1,16 @@
-"""Comparing what was written with what a stream holds: every record, once, with its key."""
+"""Comparing what was written with what a stream holds: every record, once, with its key; and what a
+KCL consumer, which checks each aggregate against the hash range of its shard, would take of it."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from spark_kpl.testing.kinesis import Record
 
 #: data -> partition key the writer gave it.
 Expected = Dict[bytes, str]
@@ -122,3 +126,36 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str,
             return found
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}" + (f": {describe()}" if describe else ""))
+
+
+#: Shard id -> (starting, ending hash key), as :meth:`KinesisEndpoint.hash_ranges` gives them.
+HashRanges = Mapping[str, Tuple[int, int]]
+
+
+def effective_hash_key(record: Record) -> int:
+    """The hash key Kinesis routes a record by: its explicit hash key, else the MD5 of its partition
+    key as a 128-bit big-endian integer."""
+    if record.explicit_hash_key is not None:
+        return int(record.explicit_hash_key)
+    return int.from_bytes(hashlib.md5(record.partition_key.encode("utf-8")).digest(), "big")
+
+
+def outside_its_shard(record: Record, ranges: HashRanges) -> bool:
+    start, end = ranges[record.shard_id]
+    return not start <= effective_hash_key(record) <= end
+
+
+def misplaced_aggregates(records: Iterable[Record], ranges: HashRanges) -> Set[Tuple[str, str]]:
+    """The stored KPL aggregates, as (shard id, sequence number), holding a record whose hash key lies
+    outside the range of the shard that stored them. Records stored on their own are never among
+    them: a consumer checks only what it de-aggregates."""
+    return {(r.shard_id, r.sequence_number) for r in records
+            if r.sub_sequence_number is not None and outside_its_shard(r, ranges)}
+
+
+def kcl_view(records: List[Record], ranges: HashRanges) -> List[Record]:
+    """What a KCL consumer receives: it drops a whole aggregate when any record inside hashes outside
+    the range of the shard that stored it (KCL's AggregatorUtil.deaggregate), as after a split or
+    merge an aggregate built for the closed shard can land in a child."""
+    dropped = misplaced_aggregates(records, ranges)
+    return [r for r in records if (r.shard_id, r.sequence_number) not in dropped]

@@ -3,8 +3,10 @@
 kinesis-mock is correct but slow (seconds per ``PutRecords``) and cannot misbehave on purpose.
 :class:`KinesisEndpoint` speaks just enough of the Kinesis JSON 1.1 protocol for the real KPL daemon
 (``ListShards``, ``PutRecords``) and for tests (``CreateStream``, ``DeleteStream``,
-``DescribeStream``, ``DescribeStreamSummary``, ``ListStreams``), over HTTPS on 127.0.0.1 with a
-self-signed certificate made at start (the KPL runs with ``VerifyCertificate=false``).
+``DescribeStream``, ``DescribeStreamSummary``, ``ListStreams``, ``SplitShard``, ``MergeShards``;
+``GetShardIterator`` and ``GetRecords`` for consumers that read the stored records as they are),
+over HTTPS on 127.0.0.1 with a self-signed certificate made at start (the KPL runs with
+``VerifyCertificate=false``).
 
 Typical use::
 
@@ -175,8 +177,9 @@ class _Shard:
         # 56 decimal digits, like Kinesis's; increasing within the shard.
         self.seq_base = 4960 * 10**52 + index * 10**36
         self.count = 0
-        #: (sequence number, partition key, explicit hash key, base64 data), arrival order.
-        self.stored: List[Tuple[str, str, Optional[str], str]] = []
+        #: (sequence number, partition key, explicit hash key, base64 data, arrival epoch seconds),
+        #: arrival order.
+        self.stored: List[Tuple[str, str, Optional[str], str, float]] = []
         self.record_tokens = self.byte_tokens = -1.0  # full at first use
         self.refilled = 0.0
 
@@ -214,6 +217,13 @@ class _Stream:
     def shard_for(self, hash_key: int) -> _Shard:
         """The open shard whose hash range holds ``hash_key``."""
         return self.shards[bisect.bisect_right(self.starts, hash_key) - 1]
+
+    def any_shard(self, shard_id: Any) -> _Shard:
+        """A shard of the stream, open or closed."""
+        for shard in self.all_shards:
+            if shard.shard_id == shard_id:
+                return shard
+        raise _ApiError(400, "ResourceNotFoundException", f"Shard {shard_id} of stream {self.name} not found")
 
     def open_shard(self, shard_id: Any) -> _Shard:
         for shard in self.shards:
@@ -324,6 +334,8 @@ class KinesisEndpoint:
             "ListStreams": self._list_streams,
             "SplitShard": self._split_shard_call,
             "MergeShards": self._merge_shards_call,
+            "GetShardIterator": self._get_shard_iterator,
+            "GetRecords": self._get_records,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -443,7 +455,7 @@ class KinesisEndpoint:
             snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
         out: List[Record] = []
         for shard_id, stored in snapshot:
-            for sequence_number, partition_key, _ehk, data in stored:
+            for sequence_number, partition_key, _ehk, data, _arrived in stored:
                 raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number,
                        "PartitionKey": partition_key}
                 out.extend(_user_records(raw, shard_id))
@@ -737,7 +749,7 @@ class KinesisEndpoint:
         with self._lock:
             if self._streams.get(stream.name) is not stream:  # deleted meanwhile
                 raise _not_found(stream.name)
-            now = time.monotonic()
+            now, arrived = time.monotonic(), time.time()
             for hash_key, size, key, ehk, data in routed:
                 shard = stream.shard_for(hash_key)  # under the lock: a split or merge may have just happened
                 if record_rate is not None or byte_rate is not None:
@@ -756,7 +768,7 @@ class KinesisEndpoint:
                 shard.count += 1
                 sequence_number = str(shard.seq_base + shard.count)
                 if store:
-                    shard.stored.append((sequence_number, key, ehk, data))
+                    shard.stored.append((sequence_number, key, ehk, data, arrived))
                 accepted += 1
                 accepted_bytes += size
                 results.append({"SequenceNumber": sequence_number, "ShardId": shard.shard_id})
@@ -853,12 +865,50 @@ class KinesisEndpoint:
             self._stream(payload).merge(payload.get("ShardToMerge"), payload.get("AdjacentShardToMerge"))
         return {}
 
+    def _get_shard_iterator(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        """TRIM_HORIZON or LATEST only; the iterator names the stream, the shard and the next record's index."""
+        stream = self._stream(payload)
+        kind = payload.get("ShardIteratorType")
+        with self._lock:
+            shard = stream.any_shard(payload.get("ShardId"))
+            if kind not in ("TRIM_HORIZON", "LATEST"):
+                raise _ApiError(400, "InvalidArgumentException",
+                                f"ShardIteratorType {kind!r}: this endpoint serves TRIM_HORIZON and LATEST")
+            position = 0 if kind == "TRIM_HORIZON" else len(shard.stored)
+        return {"ShardIterator": _shard_iterator(stream.name, shard.shard_id, position)}
+
+    def _get_records(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            name, shard_id, position = json.loads(base64.b64decode(payload.get("ShardIterator") or ""))
+        except Exception:
+            raise _ApiError(400, "InvalidArgumentException", "bad ShardIterator") from None
+        limit = payload.get("Limit") or 10000
+        if not isinstance(limit, int) or not 1 <= limit <= 10000:
+            raise _ApiError(400, "InvalidArgumentException", "Limit must be 1 to 10000")
+        stream = self._stream({"StreamName": name})
+        with self._lock:
+            shard = stream.any_shard(shard_id)
+            page, behind, closed = shard.stored[position: position + limit], len(shard.stored) - position, shard.closed
+        answer: Dict[str, Any] = {
+            "Records": [{"SequenceNumber": seq, "ApproximateArrivalTimestamp": arrived, "Data": data,
+                         "PartitionKey": key, "EncryptionType": "NONE"}
+                        for seq, key, _ehk, data, arrived in page],
+            "MillisBehindLatest": 0 if behind <= limit else 1000,
+        }
+        if not (closed and behind <= limit):  # as Kinesis: no next iterator once a closed shard is read to its end
+            answer["NextShardIterator"] = _shard_iterator(name, shard_id, position + len(page))
+        return answer
+
     def _list_streams(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         with self._lock:
             streams = sorted(self._streams.values(), key=lambda s: s.name)
         return {"StreamNames": [s.name for s in streams], "HasMoreStreams": False,
                 "StreamSummaries": [{"StreamName": s.name, "StreamARN": s.arn, "StreamStatus": "ACTIVE"}
                                     for s in streams]}
+
+
+def _shard_iterator(stream: str, shard_id: str, position: int) -> str:
+    return base64.b64encode(json.dumps([stream, shard_id, position]).encode()).decode()
 
 
 def _throttled(shard: _Shard, size: int, now: float, record_rate: Optional[float],
