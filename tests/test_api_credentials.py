@@ -5,12 +5,14 @@ ARNs cannot reach STS from here: the JVM test WriteConfigTest checks the provide
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl.testing.processes import live_children
 
 SECRET = "never-shown-9f8e7d6c5b4a"
 KEY_ID = "AKIDNEVERSHOWN123"
@@ -21,6 +23,14 @@ def sql_plan_descriptions(spark):
     executions = spark._jsparkSession.sharedState().statusStore().executionsList()
     return [executions.apply(i).physicalPlanDescription() + executions.apply(i).description()
             for i in range(executions.size())]
+
+
+def daemon_command_lines(spark):
+    """The command line of each KPL daemon of the driver JVM (local mode: the tasks'), as every local
+    user can read it."""
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    return [Path(f"/proc/{daemon}/cmdline").read_bytes().decode(errors="replace")
+            for daemon in live_children(jvm, "kinesis_producer")]
 
 
 def test_static_keys_write_end_to_end_and_stay_secret(spark, kinesis, stream, jvm_log):  # noqa: F811
@@ -36,6 +46,11 @@ def test_static_keys_write_end_to_end_and_stay_secret(spark, kinesis, stream, jv
         spark.conf.unset("spark.kpl.awsSecretAccessKey")
         configurator.setLevel("sparkkpl", level.WARN)
     assert result.records_written == 50
+    command_lines = daemon_command_lines(spark)  # the producer idles 2 s before it closes
+    assert command_lines, "no KPL daemon running after the write"
+    for command_line in command_lines:  # the session token starts with SECRET too
+        # The KPL passes its configuration to the daemon as hex-encoded protobuf.
+        assert SECRET not in command_line and SECRET.encode().hex() not in command_line.lower()
     assert sorted(r.data for r in kinesis.read_records(stream)) == sorted(f"row-{i}".encode() for i in range(50))
     log = jvm_log.toString()
     assert re.search(r"Starting a KPL producer for WriteConfig\{.*spark\.kpl\.awsAccessKeyId=\*\*\*", log)

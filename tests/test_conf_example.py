@@ -122,7 +122,7 @@ def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) ->
 
 def own_daemon_and_profile_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
     """File 2: a real write with the user's own placed daemon and folder, a credentials profile, and
-    the daemon's connections through an authenticating proxy."""
+    the daemon's connections through a proxy, as a user."""
     placed = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(tmp / "placed")],
                             check=True, capture_output=True, text=True).stdout.strip()
     (tmp / "kpl-temp").mkdir(mode=0o700)

@@ -20,6 +20,8 @@ COUNT = 2000
 SLOW = {"AggregationEnabled": "false", "RecordTtl": "120000"}
 #: The project's endpoint storing 100 records/s on one shard: a kill 3 s in finds most records in flight.
 THROTTLE = Faults(shard_records_per_second=100)
+#: How an executor logs the task failure a dead daemon causes (ProducerFailedException).
+PRODUCER_FAILED = "The KPL producer failed"
 
 
 def rows(spark):
@@ -62,18 +64,24 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     stream = throttled_stream
     options = {**endpoint.kpl_options(), "AggregationEnabled": "false", "RecordTtl": "120000",
                "failOnError": fail_on_error}
+    producer_failures_before = len(cluster.executor_log_lines(PRODUCER_FAILED))
     thread, outcome = start_write(cluster_spark, stream, options)
     # Under way: the rest of the records now pile up in the daemons behind the throttle.
     stored_at_kill = wait_for(lambda: len(endpoint.records(stream)) >= 200 and len(endpoint.records(stream)), 120,
                               "the write to be under way")
     if victim == "kpl daemon":
-        daemons = wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor")
-        os.kill(daemons[-1], signal.SIGKILL)
+        # Every executor's: a task that has just started may have no records in its daemon yet.
+        for daemon in wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor"):
+            os.kill(daemon, signal.SIGKILL)
     else:
         os.kill(cluster.executor_pids()[0], signal.SIGKILL)
     thread.join(timeout=400)
     assert not thread.is_alive(), "the write did not finish"
     assert COUNT - stored_at_kill >= 300, f"only {COUNT - stored_at_kill} records could be in flight at the kill"
+    if victim == "kpl daemon":
+        # The kill must have failed a task for Spark to retry, not just missed every record in flight.
+        producer_failures = len(cluster.executor_log_lines(PRODUCER_FAILED)) - producer_failures_before
+        assert producer_failures > 0, "no task saw the producer fail"
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"].records_written == COUNT
     assert outcome["result"].records_failed == 0

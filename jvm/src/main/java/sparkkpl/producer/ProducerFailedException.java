@@ -12,9 +12,10 @@ public final class ProducerFailedException extends IOException {
     private static final long serialVersionUID = 1L;
 
     ProducerFailedException(long inDoubt, long added, Throwable cause) {
-        super("The KPL producer failed " + inDoubt + " of this task's " + added + " records before Kinesis "
-            + "answered for them (" + cause + "); they may or may not have reached the stream, so the task "
-            + "fails for Spark to retry it, whatever failOnError says. With recordId=prefix the retry's "
+        // "at least": the task fails at the first such record, while the KPL is still failing the rest.
+        super("The KPL producer failed at least " + inDoubt + " of this task's " + added + " records before "
+            + "Kinesis answered for them (" + cause + "); they may or may not have reached the stream, so the "
+            + "task fails for Spark to retry it, whatever failOnError says. With recordId=prefix the retry's "
             + "duplicates can be dropped by spark_kpl.dedup.", cause);
     }
 }
