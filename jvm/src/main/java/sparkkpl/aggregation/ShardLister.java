@@ -75,7 +75,6 @@ public final class ShardLister implements AutoCloseable {
             client.proxyConfiguration(ProxyConfiguration.builder()
                 .endpoint(URI.create("http://" + kpl.getProxyHost() + ":" + kpl.getProxyPort()))
                 .username(kpl.getProxyUserName().isEmpty() ? null : kpl.getProxyUserName())
-                .password(kpl.getProxyPassword().isEmpty() ? null : kpl.getProxyPassword())
                 .useSystemPropertyValues(false).useEnvironmentVariableValues(false)
                 .build());
         }
