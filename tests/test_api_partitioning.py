@@ -16,11 +16,23 @@ def payloads(spark, count=40, partitions=2):
     return spark.range(count, numPartitions=partitions).select(F.format_string("row-%d", "id").alias("data"))
 
 
-def test_random_keys_are_128_bit_hex_and_spread_over_shards(spark, kinesis, stream):
-    spark_kpl.write(payloads(spark, 200), stream, partitioner="random", **kinesis.kpl_options())
+@pytest.mark.parametrize("aggregation", ["executor", "kpl"])
+def test_random_keys_are_128_bit_hex_and_spread_over_shards(spark, kinesis, stream, aggregation):
+    """One key per record on the per-record path; with executor aggregation one per aggregate, shared
+    by every record inside, so that the aggregate routes as a single key (docs/aggregation.md)."""
+    spark_kpl.write(payloads(spark, 200, partitions=40), stream, partitioner="random", aggregation=aggregation,
+                    **kinesis.kpl_options())
     records = kinesis.read_records(stream)
-    assert len({r.partition_key for r in records}) == 200
+    assert sorted(r.data for r in records) == sorted(f"row-{i}".encode() for i in range(200))
     assert all(re.fullmatch(r"[0-9a-f]{1,32}", r.partition_key) for r in records)
+    keys_per_kinesis_record = {(r.shard_id, r.sequence_number): set() for r in records}
+    for r in records:
+        keys_per_kinesis_record[(r.shard_id, r.sequence_number)].add(r.partition_key)
+    if aggregation == "kpl":
+        assert len({r.partition_key for r in records}) == 200
+    else:
+        assert all(len(keys) == 1 for keys in keys_per_kinesis_record.values())
+        assert len({r.partition_key for r in records}) == len(keys_per_kinesis_record) == 40
     assert len({r.shard_id for r in records}) == 2
 
 

@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,6 +71,8 @@ public final class ShardAggregator implements RecordGrouping {
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
+    /** Streams this task could not list (or route a key in): their records travel alone. */
+    private final Set<String> unlisted = new HashSet<>();
     private long openBytes;
 
     /**
@@ -82,10 +86,15 @@ public final class ShardAggregator implements RecordGrouping {
     }
 
     @Override
-    public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) throws IOException {
+    public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
         boolean ownKey = sinkChoosesKeys && record.explicitHashKey() == null;
-        Target target = new Target(record.stream(), ownKey ? null : shardOf(record));
+        String shard = ownKey ? null : shardOf(record);
+        if (!ownKey && shard == null) {
+            ready.accept(KplRecord.alone(taskRecord));
+            return;
+        }
+        Target target = new Target(record.stream(), shard);
         Open aggregate = open.computeIfAbsent(target, t -> new Open(maxBytes));
         TaskRecord joining = ownKey && !aggregate.records.isEmpty()
             ? withKey(taskRecord, aggregate.records.get(0).record().partitionKey()) : taskRecord;
@@ -128,23 +137,38 @@ public final class ShardAggregator implements RecordGrouping {
             taskRecord.rowNumber(), taskRecord.size());
     }
 
-    /** The id of the open shard the record routes to, listing the stream again if none holds its key. */
-    private String shardOf(KinesisRecord record) throws IOException {
+    /**
+     * The id of the open shard the record routes to, listing the stream again if none holds its key;
+     * null when the stream cannot be listed (it does not exist, or ListShards is not allowed): its
+     * records then travel alone, and the KPL answers for each as on the per-record path (a missing
+     * stream fails them after RecordTtl, for failOnError and the dead letters).
+     */
+    private String shardOf(KinesisRecord record) {
+        if (unlisted.contains(record.stream())) {
+            return null;
+        }
         BigInteger hashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
-        ShardMap map = maps.get(record.stream());
-        if (map == null) {
-            map = ShardMaps.current(config, record.stream());
-            maps.put(record.stream(), map);
+        try {
+            ShardMap map = maps.get(record.stream());
+            if (map == null) {
+                map = ShardMaps.current(config, record.stream());
+                maps.put(record.stream(), map);
+            }
+            ShardMap.Shard shard = map.shardFor(hashKey);
+            if (shard == null) {
+                shard = reload(record.stream(), map).shardFor(hashKey);
+            }
+            if (shard != null) {
+                return shard.id();
+            }
+            LOG.warn("No open shard of stream '{}' holds hash key {}, even after listing its shards again: this task "
+                + "sends the stream's records one by one", record.stream(), hashKey);
+        } catch (IOException e) {
+            LOG.warn("This task sends the records of stream '{}' one by one, not aggregated: {}", record.stream(),
+                e.getMessage());
         }
-        ShardMap.Shard shard = map.shardFor(hashKey);
-        if (shard == null) {
-            shard = reload(record.stream(), map).shardFor(hashKey);
-        }
-        if (shard == null) {
-            throw new IOException("No open shard of stream '" + record.stream() + "' holds hash key " + hashKey
-                + " (of partition key '" + record.partitionKey() + "'), even after listing its shards again");
-        }
-        return shard.id();
+        unlisted.add(record.stream());
+        return null;
     }
 
     /** The stream's map listed again (or as another task of the JVM just listed it), for this task from now on. */

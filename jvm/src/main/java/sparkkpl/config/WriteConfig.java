@@ -22,6 +22,7 @@ public final class WriteConfig implements Serializable {
     private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
     private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
+    private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -146,9 +147,13 @@ public final class WriteConfig implements Serializable {
         return getChoice(SinkOption.AGGREGATION).equals("executor");
     }
 
-    /** The largest aggregate a task builds: the KPL's AggregationMaxSize, given or default. */
+    /**
+     * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default
+     * (51,200) or maxRecordBytes if smaller, since every aggregate is one record to the KPL.
+     */
     public int aggregateMaxBytes() {
-        return (int) kplConfiguration().getAggregationMaxSize();
+        long size = kplConfiguration().getAggregationMaxSize();
+        return (int) (kplProperties.containsKey(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, maxRecordBytes()));
     }
 
     private void checkExecutorAggregation() {

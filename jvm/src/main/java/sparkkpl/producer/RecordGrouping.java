@@ -31,12 +31,8 @@ public interface RecordGrouping {
         }
     };
 
-    /**
-     * Takes a record; hands on whatever is complete now.
-     *
-     * @throws IOException when the record cannot be placed (the stream's shards cannot be listed)
-     */
-    void add(TaskRecord record, Consumer<KplRecord> ready) throws IOException;
+    /** Takes a record; hands on whatever is complete now. */
+    void add(TaskRecord record, Consumer<KplRecord> ready);
 
     /** Hands on everything it holds, complete or not: the task waits for acknowledgements next. */
     void sealAll(Consumer<KplRecord> ready);

@@ -62,6 +62,7 @@ public class WriteConfigTest {
         assertFalse(perRecord.producerIdentity().equals(executor.producerIdentity()));
         assertEquals(51_200, executor.aggregateMaxBytes());
         assertEquals(20_000, resolve("aggregation", "executor", "AggregationMaxSize", "20000").aggregateMaxBytes());
+        assertEquals("every aggregate is one record to the KPL", 100, resolve("maxRecordBytes", "100").aggregateMaxBytes());
     }
 
     @Test
