@@ -146,8 +146,8 @@ def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str
         "spark.kpl.awsRoleArn": "arn:aws:iam::123456789012:role/conf-example",
         "spark.kpl.awsRoleSessionName": "conf-example-session",
         "spark.kpl.awsStsEndpoint": "https://127.0.0.1:1",
-        # Resolved here: file 1 sets the KPL aggregation properties that aggregation=executor refuses.
-        "spark.kpl.aggregation": "executor",
+        # Resolved here: file 1 sets the KPL's own aggregation properties, which aggregation=executor refuses.
+        "spark.kpl.aggregation": "kpl",
     }
 
 

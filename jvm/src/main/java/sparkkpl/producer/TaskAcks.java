@@ -160,11 +160,11 @@ public final class TaskAcks {
      * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.
      *
      * @param flush sends what the KPL still buffers
-     * @param deadline {@link System#nanoTime} by which every record must be acknowledged
      * @return true once every record is acknowledged, finally failed, or the producer failed
      * @throws TimeoutException saying how many of this task's records are still outstanding
      */
-    public boolean awaitAll(Runnable flush, long deadline) throws InterruptedException, TimeoutException {
+    public boolean awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         for (long pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS)) {
             flush.run();
             synchronized (this) {
@@ -174,7 +174,7 @@ public final class TaskAcks {
                 long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
                 if (leftMs <= 0) {
                     throw new TimeoutException((added - succeeded - failed - inDoubt) + " of this task's " + added
-                        + " records were still not acknowledged by Kinesis in time");
+                        + " records were still not acknowledged by Kinesis after " + timeoutMs + " ms");
                 }
                 wait(Math.min(leftMs, pauseMs));
                 if (needsTheTask()) {

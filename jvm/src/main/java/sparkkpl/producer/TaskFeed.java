@@ -130,10 +130,14 @@ public final class TaskFeed {
     public void finish(long timeoutMs) throws IOException, InterruptedException, TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         send();
-        while (!acks.awaitAll(producer::flush, deadline)) {
+        while (!acks.awaitAll(producer::flush, msUntil(deadline))) {
             resendMisplaced();
             send();
         }
+    }
+
+    private static long msUntil(long deadline) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
     }
 
     /**

@@ -10,7 +10,6 @@ import com.google.common.util.concurrent.SettableFuture;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Test;
@@ -35,7 +34,7 @@ public class TaskAcksTest {
         });
         kinesis.start();
 
-        assertTrue(acks.awaitAll(flushes::incrementAndGet, inMs(5_000)));
+        assertTrue(acks.awaitAll(flushes::incrementAndGet, 5_000));
 
         assertEquals(2, acks.succeeded());
         assertEquals(2 * 3, acks.bytesSucceeded());
@@ -49,7 +48,7 @@ public class TaskAcksTest {
         track(2);
         track(3);
 
-        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, inMs(200)));
+        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, 200));
 
         assertTrue(timeout.getMessage(), timeout.getMessage().startsWith("2 of this task's 3 records were still not"));
     }
@@ -61,7 +60,7 @@ public class TaskAcksTest {
             new Attempt(0, 10, "slow down", "Throttled", false),
             new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
 
-        acks.awaitAll(() -> { }, inMs(1_000));
+        acks.awaitAll(() -> { }, 1_000);
         acks.throwIfProducerFailed();
         FailedRecord failure = acks.pollFailure();
 
@@ -80,7 +79,7 @@ public class TaskAcksTest {
             null));
         track(3);
 
-        acks.awaitAll(() -> { }, inMs(5_000)); // returns without waiting for record 3: the task fails anyway
+        acks.awaitAll(() -> { }, 5_000); // returns without waiting for record 3: the task fails anyway
 
         assertNull("not a record failure for failOnError=false to count", acks.pollFailure());
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, acks::throwIfProducerFailed);
@@ -117,7 +116,7 @@ public class TaskAcksTest {
         home.set(storedIn(SHARD_1));
         away.set(storedIn("shardId-000000000003"));
 
-        assertFalse("the task must look at the misplaced aggregate", acks.awaitAll(() -> { }, inMs(1_000)));
+        assertFalse("the task must look at the misplaced aggregate", acks.awaitAll(() -> { }, 1_000));
         TaskAcks.Misplaced misplaced = acks.pollMisplaced();
         assertEquals("shardId-000000000003", misplaced.storedIn());
         assertEquals(3, misplaced.record().count());
@@ -125,7 +124,7 @@ public class TaskAcksTest {
 
         acks.settleMisplaced(misplaced, false);
 
-        assertTrue("its records no longer count as added: they are sent again", acks.awaitAll(() -> { }, inMs(1_000)));
+        assertTrue("its records no longer count as added: they are sent again", acks.awaitAll(() -> { }, 1_000));
         assertEquals(2, acks.succeeded());
         assertEquals(3, acks.resent());
     }
@@ -138,7 +137,7 @@ public class TaskAcksTest {
 
         acks.settleMisplaced(acks.pollMisplaced(), true);
 
-        assertTrue(acks.awaitAll(() -> { }, inMs(1_000)));
+        assertTrue(acks.awaitAll(() -> { }, 1_000));
         assertEquals(2, acks.succeeded());
         assertEquals(0, acks.resent());
     }
@@ -155,10 +154,6 @@ public class TaskAcksTest {
 
     private static UserRecordResult storedIn(String shardId) {
         return new UserRecordResult(List.of(new Attempt(0, 10, "", "", true)), "1", shardId, true);
-    }
-
-    private static long inMs(long ms) {
-        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
     }
 
     private static TaskRecord taskRecord(long row) {
