@@ -5,10 +5,15 @@ Run by scripts/bench.sh. The orchestrator (this process) hosts the project's Kin
 whole process tree (JVM, KPL daemon, Python workers) from /proc. Each child prints one JSON line per
 timed run. Writes bench/throughput.json and bench/throughput.png.
 
-Producers: sink (spark_kpl.write, local[2]); kpl_loop (scripts/bench/KplLoop.java, plain KPL);
-boto3 (put_records x500 in foreachPartition); aiokpl (in foreachPartition); noop (Spark's own noop
-sink: what reading the rows costs Spark, a floor for the others); awslabs connector (not run: see
-NOT_RUN).
+Producers: sink (spark_kpl.write, local[2], aggregation=executor: the task aggregates per shard);
+sink_kpl (the same with aggregation=kpl: one KPL user record per row, the KPL aggregates); kpl_loop
+(scripts/bench/KplLoop.java, plain KPL with sink_kpl's KPL settings); boto3 (put_records x500 in
+foreachPartition); extras: aiokpl (in foreachPartition); noop (Spark's own noop sink: what reading the
+rows costs Spark, a floor for the others); awslabs connector (not run: see NOT_RUN).
+
+Each timed run also gets what the endpoint received during it (Kinesis records, their bytes, PutRecords
+calls): a child announces a run and waits until the endpoint's counters are read, so nothing else (a
+warm-up, another run) is counted with it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from spark_kpl._jar import JAR_NAME
 from spark_kpl.testing._env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
@@ -43,7 +48,16 @@ KPL_TUNING = {"RateLimit": "10000"}
 #: limits (1,000 records/s, 1 MiB/s), every producer at its own defaults.
 QUOTA_STREAM, QUOTA_SHARDS = "bench-quota", 4
 #: The workloads every producer runs, in report order.
-WORKLOADS = ("A_100B", "B_10KB", "A_100B_quota")
+WORKLOADS = ("A_100B", "M_1KB", "B_10KB", "A_100B_quota")
+#: Every producer, in run and report order; the extras run unless --skip-extras.
+PRODUCERS = ("sink", "sink_kpl", "kpl_loop", "boto3", "aiokpl", "noop")
+EXTRA_PRODUCERS = ("aiokpl", "noop")
+#: The sink's aggregation option for each of its producers.
+SINK_AGGREGATION = {"sink": "executor", "sink_kpl": "kpl"}
+#: The endpoint's counters diffed around each timed run.
+ENDPOINT_COUNTERS = ("put_calls", "records_received", "bytes_received", "records_rejected")
+#: KPL settings naming where a producer's files are: they differ between any two producers.
+PLACE_SETTINGS = ("NativeExecutable", "TempDirectory")
 
 NOT_RUN = {
     "awslabs_connector": (
@@ -66,6 +80,22 @@ def records_df(spark, n: int, size: int, partitions: int):
     return spark.range(n, numPartitions=partitions).select(
         F.encode(F.rpad(F.concat(F.col("id").cast("string"), F.lit("-")), size, "x"), "UTF-8").alias("data"),
         F.concat(F.lit("k"), F.col("id").cast("string")).alias("partitionKey"))
+
+
+def mean_key_bytes(n: int) -> float:
+    """Mean length of the partition keys "k0" .. f"k{n - 1}" that records_df and KplLoop give n records."""
+    total, low, digits = 0, 0, 1
+    while low < n:
+        high = min(n, 10 ** digits)
+        total += (high - low) * (1 + digits)
+        low, digits = high, digits + 1
+    return total / n
+
+
+def await_go(run: int) -> None:
+    """Announce timed run ``run`` and wait until the orchestrator has read the endpoint's counters."""
+    print(json.dumps({"ready": run}), flush=True)
+    sys.stdin.readline()
 
 
 def boto3_partition(endpoint_url: str, stream: str):
@@ -156,14 +186,19 @@ def child(args: argparse.Namespace) -> int:
         # 10 KB strings costs more than sending them) is not part of what is measured.
         df = df.persist()
         df.count()
-        if args.producer == "sink":
+        if args.producer in SINK_AGGREGATION:
             spark_kpl.write(records_df(spark, 1, 8, 1), args.stream, data="data", partition_key="partitionKey",
                             **options)  # warm-up: the producer starts and loads the shard map
+            # What its producer runs with, by KPL name: the orchestrator checks kpl_loop's against sink_kpl's.
+            prefix = "spark.kpl."
+            settings = {k[len(prefix):]: v for s in spark_kpl.producer_settings(spark) for k, v in s.items()}
+            print(json.dumps({"kpl_settings": settings}), flush=True)
         for run in range(args.runs):
+            await_go(run)
             started = time.perf_counter()
             wall = time.time()
             extra: Dict[str, Any] = {}
-            if args.producer == "sink":
+            if args.producer in SINK_AGGREGATION:
                 result = spark_kpl.write(df, args.stream, data="data", partition_key="partitionKey", **options)
                 extra = {k: getattr(result, k) for k in ("records_written", "records_failed", "backpressure_cycles",
                                                           "blocked_ms", "peak_outstanding_records", "tasks")}
@@ -251,8 +286,32 @@ def _cpu_seconds() -> float:
     return t.user + t.system
 
 
-def run_process(command: List[str], log: Path, timeout: float) -> Dict[str, Any]:
-    """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it."""
+def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, int]:
+    return {k: after[k] - before[k] for k in ENDPOINT_COUNTERS}
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """Stop the child's whole process group (JVM, KPL daemon, Python workers), politely first."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_process(command: List[str], log: Path, timeout: float,
+                counters: Optional[Callable[[], Dict[str, Any]]] = None) -> Dict[str, Any]:
+    """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it.
+
+    A child line {"ready": run} is answered on its stdin once ``counters`` (the endpoint's) are read;
+    the run's own result line then gets the counters' difference as "endpoint". A line of the
+    producer's KPL settings goes into the result as it is.
+    """
     started = time.time()
     with open(log, "ab") as err:
         err.write(f"\n=== {' '.join(command)}\n".encode())
@@ -261,24 +320,46 @@ def run_process(command: List[str], log: Path, timeout: float) -> Dict[str, Any]
         env["SPARK_LOCAL_IP"] = "127.0.0.1"  # Spark binds loopback only
         env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
+                                stdin=subprocess.PIPE, cwd=ROOT, start_new_session=True)
         sampler = TreeSampler(proc.pid)
         sampler.start()
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            stop_group(proc)
+
+        deadline = threading.Timer(timeout, expire)
+        deadline.start()
         cpu0 = _cpu_seconds()
+        runs: List[Dict[str, Any]] = []
+        notes: Dict[str, Any] = {}
+        before: Optional[Dict[str, Any]] = None
         try:
-            out, _ = proc.communicate(timeout=timeout)
+            for raw in proc.stdout:
+                if not raw.startswith(b"{"):
+                    continue
+                line = json.loads(raw)
+                if "ready" in line:
+                    before = counters() if counters else None
+                    proc.stdin.write(b"go\n")
+                    proc.stdin.flush()
+                elif "kpl_settings" in line:
+                    notes.update(line)
+                else:
+                    if before is not None:
+                        line["endpoint"] = counters_between(before, counters())
+                        before = None
+                    runs.append(line)
+            proc.wait()
+        except BrokenPipeError:  # the child died before its go-ahead: its return code tells
+            pass
         finally:
+            deadline.cancel()
             sampler.stop()
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    proc.wait(10)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-    lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
-    return {"returncode": proc.returncode, "runs": lines, "process_seconds": time.time() - started,
-            "endpoint_cpu_seconds": _cpu_seconds() - cpu0,
+            stop_group(proc)
+    return {"returncode": proc.returncode, "runs": runs, **notes, "process_seconds": time.time() - started,
+            "timed_out": expired.is_set(), "endpoint_cpu_seconds": _cpu_seconds() - cpu0,
             "peak_rss_bytes": sampler.peak_total, "peak_rss_by_kind": sampler.peak_by_kind,
             "started": started}
 
@@ -309,6 +390,39 @@ def summarize(entry: Dict[str, Any], size: int) -> None:
         return
     entry["records_per_s"] = {"min": min(rates), "median": statistics.median(rates), "max": max(rates)}
     entry["mb_per_s_median"] = statistics.median(rates) * size / 1e6
+    kinesis = kinesis_figures(entry["runs"])
+    if kinesis:
+        entry["kinesis"] = kinesis
+
+
+def kinesis_figures(runs: List[Dict[str, Any]]) -> Dict[str, float]:
+    """Medians over the runs of what the endpoint stored per timed run: aggregation shows as user
+    records (the run's input) per Kinesis record, and in the bytes per Kinesis record."""
+    counted = [(r, r["endpoint"]) for r in runs if r.get("endpoint", {}).get("records_received")]
+    if not counted:
+        return {}
+    per_run = {
+        "user_records_per_record": [r["records"] / e["records_received"] for r, e in counted],
+        "bytes_per_record": [e["bytes_received"] / e["records_received"] for r, e in counted],
+        "records_per_put_call": [(e["records_received"] + e["records_rejected"]) / e["put_calls"] for r, e in counted],
+        "put_calls_per_s": [e["put_calls"] / r["seconds"] for r, e in counted],
+        "rejected_share": [e["records_rejected"] / (e["records_received"] + e["records_rejected"])
+                           for r, e in counted],
+    }
+    return {name: statistics.median(values) for name, values in per_run.items()}
+
+
+def settings_difference(loop: Dict[str, str], sink: Dict[str, str]) -> Dict[str, List[Optional[str]]]:
+    """KPL settings where the loop's producer and the sink's differ, as [loop, sink], places aside."""
+    return {k: [v, sink.get(k)] for k, v in loop.items() if k not in PLACE_SETTINGS and sink.get(k) != v}
+
+
+def producer_list(value: str) -> List[str]:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PRODUCERS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown producer(s) {unknown}: choose from {','.join(PRODUCERS)}")
+    return names
 
 
 def main() -> int:
@@ -325,20 +439,28 @@ def main() -> int:
     c.add_argument("--heap", default="4g")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--small-records", type=int, default=1_000_000, help="workload A records (100 B)")
+    parser.add_argument("--medium-records", type=int, default=300_000, help="workload M records (1 KB)")
     parser.add_argument("--large-records", type=int, default=100_000, help="workload B records (10 KB)")
     parser.add_argument("--boto3-scale", type=float, default=1.0,
                         help="boto3/aiokpl write this share of each workload (their rate is per record)")
     parser.add_argument("--aiokpl-scale", type=float, default=1.0, help="aiokpl writes this share")
-    parser.add_argument("--producers", default="sink,kpl_loop,boto3,aiokpl,noop")
+    parser.add_argument("--per-record-scale", type=float, default=1.0,
+                        help="sink_kpl and kpl_loop (the KPL's per-record path) write this share")
+    parser.add_argument("--producers", type=producer_list, default=None,
+                        help=f"comma-separated, of {','.join(PRODUCERS)} (default: all; "
+                             f"{' and '.join(EXTRA_PRODUCERS)} not with --skip-extras)")
     parser.add_argument("--mock-records", type=int, default=20_000)
     parser.add_argument("--quota-records", type=int, default=200_000,
                         help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench"))
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
-    parser.add_argument("--skip-extras", action="store_true", help="no per-task, cold-start or kinesis-mock runs")
+    parser.add_argument("--skip-extras", action="store_true",
+                        help="no per-task, cold-start or kinesis-mock runs, and unless --producers names them, "
+                             "no aiokpl or noop")
     args = parser.parse_args()
     if args.cmd == "child":
         return child(args)
+    producers = args.producers or [p for p in PRODUCERS if not (args.skip_extras and p in EXTRA_PRODUCERS)]
 
     from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
 
@@ -354,7 +476,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-bench-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "stream_shards": SHARDS,
-        "kpl_tuning": KPL_TUNING, "results": [], "not_run": NOT_RUN}
+        "kpl_tuning": KPL_TUNING, "sink_aggregation": SINK_AGGREGATION, "results": [],
+        "kpl_loop_settings": {}, "not_run": NOT_RUN}
     py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap]
     jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
@@ -374,23 +497,26 @@ def main() -> int:
         native = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(native_dir),
                                  "--jar", str(jar)], env=loopback_env(), capture_output=True, text=True,
                                 check=True).stdout.strip().splitlines()[-1]
-        workloads = [("A_100B", 100, args.small_records, STREAM), ("B_10KB", 10_000, args.large_records, STREAM),
+        workloads = [("A_100B", 100, args.small_records, STREAM), ("M_1KB", 1_000, args.medium_records, STREAM),
+                     ("B_10KB", 10_000, args.large_records, STREAM),
                      ("A_100B_quota", 100, args.quota_records, QUOTA_STREAM)]
         endpoint.create_stream(QUOTA_STREAM, QUOTA_SHARDS)
         for wname, size, n, stream in workloads:
-            quota = stream == QUOTA_STREAM
-            if quota and not n:
+            if not n:
                 continue
+            quota = stream == QUOTA_STREAM
             endpoint.set_faults(Faults.kinesis_limits() if quota else Faults())
             kpl_opts = endpoint.kpl_options() if quota else {**endpoint.kpl_options(), **KPL_TUNING}
-            for producer in args.producers.split(","):
-                scale = {"boto3": args.boto3_scale, "aiokpl": args.aiokpl_scale}.get(producer, 1.0)
+            for producer in producers:
+                scale = {"boto3": args.boto3_scale, "aiokpl": args.aiokpl_scale, "sink_kpl": args.per_record_scale,
+                         "kpl_loop": args.per_record_scale}.get(producer, 1.0)
                 records = max(500, int(n * scale))
                 print(f"[{time.strftime('%H:%M:%S')}] {wname} {producer} {records} records x {args.runs}",
                       flush=True)
                 endpoint.reset_counters()
-                if producer == "kpl_loop":
-                    props = [f"{k}={v}" for k, v in {**kpl_opts, "NativeExecutable": native,
+                if producer == "kpl_loop":  # the options sink_kpl gets, the daemon placed by hand
+                    props = [f"{k}={v}" for k, v in {**kpl_opts, "aggregation": SINK_AGGREGATION["sink_kpl"],
+                                                      "NativeExecutable": native,
                                                       "TempDirectory": str(native_dir)}.items()]
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
@@ -398,20 +524,24 @@ def main() -> int:
                     command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
-                    options = dict(kpl_opts) if producer == "sink" else {
-                        "_endpoint_url": endpoint.endpoint_url, "_lift_limits": not quota}
+                    options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \
+                        if producer in SINK_AGGREGATION else {"_endpoint_url": endpoint.endpoint_url,
+                                                              "_lift_limits": not quota}
                     command = py + ["--producer", producer, "--records", str(records), "--size", str(size),
                                     "--runs", str(args.runs), "--options", json.dumps(options), "--stream", stream]
-                entry = run_process(command, log, timeout=900)
+                entry = run_process(command, log, timeout=900, counters=endpoint.stats)
                 entry.update(workload=wname, producer=producer, record_bytes=size, records=records,
+                             stream_shards=QUOTA_SHARDS if quota else SHARDS, key_bytes_mean=mean_key_bytes(records),
                              endpoint=endpoint.stats())
                 summarize(entry, size)
                 report["results"].append(entry)
-                print(json.dumps({k: entry.get(k) for k in ("records_per_s", "peak_rss_bytes", "returncode")}),
-                      flush=True)
+                print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_bytes",
+                                                            "returncode")}), flush=True)
                 _save(report, out)
+            check_kpl_loop_settings(report, wname)
         endpoint.set_faults(Faults())
         kpl_opts = {**endpoint.kpl_options(), **KPL_TUNING}
+        sink_opts = {**kpl_opts, "aggregation": SINK_AGGREGATION["sink"]}
 
         # Per-task overhead: the same 20,000 records in 2 or in 2,000 partitions, through the sink and
         # through Spark's noop sink (what Spark's own scheduling of those tasks costs).
@@ -420,7 +550,7 @@ def main() -> int:
             print(f"[{time.strftime('%H:%M:%S')}] tasks {partitions} x {rows} {producer}", flush=True)
             command = py + ["--producer", producer, "--records", str(partitions * rows), "--size", "100",
                             "--partitions", str(partitions), "--runs", str(args.runs), "--options",
-                            json.dumps(kpl_opts)]
+                            json.dumps(sink_opts if producer == "sink" else kpl_opts)]
             entry = run_process(command, log, timeout=900)
             entry.update(workload=f"tasks_{partitions}x{rows}", producer=producer, record_bytes=100,
                          records=partitions * rows, partitions=partitions)
@@ -434,7 +564,7 @@ def main() -> int:
             cold_dir = work / f"cold-{attempt}"
             first_put["t"] = None
             command = py + ["--producer", "coldstart", "--records", "1000", "--size", "100", "--options",
-                            json.dumps({**kpl_opts, "nativeDir": str(cold_dir)})]
+                            json.dumps({**sink_opts, "nativeDir": str(cold_dir)})]
             entry = run_process(command, log, timeout=600)
             entry.update(workload="cold_start", producer="sink", records=1000)
             if entry["runs"] and first_put["t"] is not None:
@@ -443,19 +573,8 @@ def main() -> int:
             report["results"].append(entry)
             _save(report, out)
 
-        # kinesis-mock, for contrast: the emulator is the bottleneck there.
-        from spark_kpl.testing.kinesis import LocalKinesis
-
-        print(f"[{time.strftime('%H:%M:%S')}] kinesis-mock sink {args.mock_records}", flush=True)
-        if args.skip_extras:
-            return 0
-        with LocalKinesis(streams={STREAM: 4}) as kinesis:
-            command = py + ["--producer", "sink", "--records", str(args.mock_records), "--size", "100",
-                            "--runs", "1", "--options", json.dumps(kinesis.kpl_options())]
-            entry = run_process(command, log, timeout=900)
-        entry.update(workload="A_100B_kinesis_mock", producer="sink", record_bytes=100, records=args.mock_records)
-        summarize(entry, 100)
-        report["results"].append(entry)
+        if not args.skip_extras:
+            report["results"].append(kinesis_mock_entry(py, log, args.mock_records))
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -464,6 +583,34 @@ def main() -> int:
         _save(report, out)
     plot(report, out)
     return 0
+
+
+def kinesis_mock_entry(py: List[str], log: Path, records: int) -> Dict[str, Any]:
+    """The sink into kinesis-mock, for contrast: the emulator is the bottleneck there."""
+    from spark_kpl.testing.kinesis import LocalKinesis
+
+    print(f"[{time.strftime('%H:%M:%S')}] kinesis-mock sink {records}", flush=True)
+    with LocalKinesis(streams={STREAM: 4}) as kinesis:
+        command = py + ["--producer", "sink", "--records", str(records), "--size", "100", "--runs", "1",
+                        "--options", json.dumps({**kinesis.kpl_options(), "aggregation": SINK_AGGREGATION["sink"]})]
+        entry = run_process(command, log, timeout=900)
+    entry.update(workload="A_100B_kinesis_mock", producer="sink", record_bytes=100, records=records)
+    summarize(entry, 100)
+    return entry
+
+
+def check_kpl_loop_settings(report: Dict[str, Any], workload: str) -> None:
+    """Record (and print) the KPL settings the loop ran with, and where they differ from sink_kpl's producer."""
+    by_producer = {e["producer"]: e for e in report["results"] if e["workload"] == workload}
+    loop = by_producer.get("kpl_loop", {})
+    if "kpl_settings" not in loop:
+        return
+    check: Dict[str, Any] = {"set": loop["kpl_settings_set"]}
+    if "kpl_settings" in by_producer.get("sink_kpl", {}):
+        check["differs_from_sink_kpl"] = settings_difference(loop["kpl_settings"],
+                                                             by_producer["sink_kpl"]["kpl_settings"])
+    report["kpl_loop_settings"][workload] = check
+    print(f"kpl_loop KPL settings ({workload}): {json.dumps(check)}", flush=True)
 
 
 def _sha256(path: Path) -> str:
@@ -496,8 +643,9 @@ def plot(report: Dict[str, Any], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     entries = [e for e in report["results"] if e.get("records_per_s") and e["workload"] in WORKLOADS]
-    fig, axes = plt.subplots(2, len(WORKLOADS), figsize=(6 * len(WORKLOADS), 8), squeeze=False)
-    for col, workload in enumerate(WORKLOADS):
+    workloads = [w for w in WORKLOADS if any(e["workload"] == w for e in entries)]
+    fig, axes = plt.subplots(3, len(workloads), figsize=(6 * len(workloads), 12), squeeze=False)
+    for col, workload in enumerate(workloads):
         rows = [e for e in entries if e["workload"] == workload]
         names = [e["producer"] for e in rows]
         med = [e["records_per_s"]["median"] for e in rows]
@@ -512,6 +660,17 @@ def plot(report: Dict[str, Any], out: Path) -> None:
         ax = axes[1][col]
         ax.bar(names, [e["peak_rss_bytes"] / 2**20 for e in rows], color="tab:orange")
         ax.set_title(f"{workload}: peak RSS of the producer's process tree (MiB)")
+        ax = axes[2][col]
+        per_record = [e.get("kinesis", {}).get("user_records_per_record", 0) for e in rows]
+        ax.bar(names, per_record, color="tab:green")
+        if any(per_record):
+            ax.set_yscale("log")
+        ax.set_title(f"{workload}: user records per Kinesis record (endpoint)")
+        for i, ratio in enumerate(per_record):
+            if ratio:
+                ax.text(i, ratio, f"{ratio:,.1f}", ha="center", va="bottom", fontsize=8)
+    for ax in axes.flat:
+        ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     fig.savefig(out / "throughput.png", dpi=100)
 

@@ -1,13 +1,23 @@
 // The KPL driven from a plain Java loop, outside Spark: the KPL's ceiling on this machine.
 // java -cp build/libs/spark-kpl-0.1.0.jar scripts/bench/KplLoop.java STREAM RECORDS SIZE RUNS KEY=VALUE...
-// Same records as the benchmark's DataFrame: data = "<i>-" right-padded with 'x' to SIZE bytes,
-// partition key "k<i>". Outstanding records capped as the sink's defaults (100,000 records,
-// 64 MiB) so the loop cannot outrun memory. Prints one JSON line per run.
+// KEY=VALUE are a write's options (KPL properties, aggregation=kpl): the loop's KPL gets exactly the
+// configuration the sink's per-record producer gets from them (WriteConfig.producerConfiguration), and
+// prints it first as {"kpl_settings": ..., "kpl_settings_set": ...} (the latter: what
+// differs from the KPL's defaults). Same records as the benchmark's DataFrame: data = "<i>-"
+// right-padded with 'x' to SIZE bytes, partition key "k<i>". Outstanding records capped as the sink's
+// defaults (100,000 records, 64 MiB) so the loop cannot outrun memory. Before each timed run it prints
+// {"ready": run} and waits for a line on stdin (the benchmark reads the endpoint's counters then);
+// after it, one JSON line with the run's figures.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Properties;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import sparkkpl.config.KplProperties;
+import sparkkpl.config.WriteConfig;
 import sparkkpl.shaded.com.google.common.util.concurrent.FutureCallback;
 import sparkkpl.shaded.com.google.common.util.concurrent.Futures;
 import sparkkpl.shaded.com.google.common.util.concurrent.ListenableFuture;
@@ -22,18 +32,19 @@ public class KplLoop {
     public static void main(String[] args) throws Exception {
         String stream = args[0];
         int records = Integer.parseInt(args[1]), size = Integer.parseInt(args[2]), runs = Integer.parseInt(args[3]);
-        Properties props = new Properties();
-        for (String kv : Arrays.copyOfRange(args, 4, args.length)) {
-            int eq = kv.indexOf('=');
-            props.setProperty(kv.substring(0, eq), kv.substring(eq + 1));
-        }
-        KinesisProducer producer = new KinesisProducer(KinesisProducerConfiguration.fromProperties(props));
+        KinesisProducerConfiguration config = sinkConfiguration(Arrays.copyOfRange(args, 4, args.length));
+        printSettings(config);
+        BufferedReader orchestrator = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        KinesisProducer producer = new KinesisProducer(config);
         try {
             byte[] pad = new byte[size];
             Arrays.fill(pad, (byte) 'x');
             // warm-up: one record, so the shard map is loaded (as the Spark runs' warm-up write)
             producer.addUserRecord(stream, "warm-up", ByteBuffer.wrap("warm-up".getBytes())).get();
             for (int run = 0; run < runs; run++) {
+                System.out.printf("{\"ready\": %d}%n", run);
+                System.out.flush();
+                orchestrator.readLine();
                 AtomicLong outRecords = new AtomicLong(), outBytes = new AtomicLong();
                 AtomicLong ok = new AtomicLong(), failed = new AtomicLong();
                 long blocked = 0;
@@ -73,5 +84,45 @@ public class KplLoop {
             producer.flushSync();
             producer.destroy();
         }
+    }
+
+    /** The configuration the sink's producer starts from for a write with these options. */
+    static KinesisProducerConfiguration sinkConfiguration(String[] options) {
+        Map<String, String> given = new TreeMap<>();
+        for (String kv : options) {
+            int eq = kv.indexOf('=');
+            given.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return WriteConfig.resolve(Map.of(), given).producerConfiguration();
+    }
+
+    static void printSettings(KinesisProducerConfiguration config) {
+        Map<String, String> used = KplProperties.readBack(config);
+        Map<String, String> defaults = KplProperties.readBack(new KinesisProducerConfiguration());
+        Map<String, String> set = new TreeMap<>(used);
+        set.entrySet().removeIf(e -> e.getValue().equals(defaults.get(e.getKey())));
+        System.out.println("{\"kpl_settings\": " + json(used) + ", \"kpl_settings_set\": " + json(set) + "}");
+        System.out.flush();
+    }
+
+    static String json(Map<String, String> map) {
+        StringBuilder out = new StringBuilder("{");
+        map.forEach((k, v) ->
+            out.append(out.length() > 1 ? ", " : "").append(quoted(k)).append(": ").append(quoted(v)));
+        return out.append('}').toString();
+    }
+
+    static String quoted(String s) {
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.append('"').toString();
     }
 }

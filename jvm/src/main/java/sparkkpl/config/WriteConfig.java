@@ -259,6 +259,32 @@ public final class WriteConfig implements Serializable {
     }
 
     /**
+     * The KPL configuration a producer for this write starts from (before the daemon's placement and
+     * credentials): the properties given, and the sink's own choice for two the user did not set.
+     */
+    public KinesisProducerConfiguration producerConfiguration() {
+        KinesisProducerConfiguration kpl = kplConfiguration();
+        // The KPL leaves a future it lost (e.g. a duplicate result after a retried request)
+        // pending forever unless told to time it out; past its TTL a record cannot succeed anyway.
+        if (kpl.getUserRecordTimeoutInMillis() == 0) {
+            kpl.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kpl));
+        }
+        // KPL 1.0.9 keeps every outstanding record in a heap only to log the oldest one, and
+        // removes each acknowledged record by a linear scan: at a 100,000-record queue limit
+        // that halves throughput. Off unless asked for.
+        if (!kplProperties.containsKey("EnableOldestFutureTracker")) {
+            kpl.setEnableOldestFutureTracker(false);
+        }
+        return kpl;
+    }
+
+    /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */
+    static long lostRecordTimeoutMs(KinesisProducerConfiguration kpl) {
+        long margin = 2 * kpl.getRequestTimeout() + 30_000;
+        return kpl.getRecordTtl() > Long.MAX_VALUE - margin ? Long.MAX_VALUE : kpl.getRecordTtl() + margin;
+    }
+
+    /**
      * What this write runs with, by config key: every sink option (given or default) and every KPL
      * property given. Secrets are masked: this reaches logs, the Spark UI and users' checks.
      */

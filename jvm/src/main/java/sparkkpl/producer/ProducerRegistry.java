@@ -112,7 +112,7 @@ public final class ProducerRegistry {
     }
 
     private static SharedProducer create(WriteConfig config) {
-        KinesisProducerConfiguration kplConfig = config.kplConfiguration();
+        KinesisProducerConfiguration kplConfig = config.producerConfiguration();
         // Placing the daemon ourselves keeps the KPL from extracting it into a folder shared by
         // every user, under a lock that a task interrupt breaks.
         Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
@@ -129,18 +129,7 @@ public final class ProducerRegistry {
             kplConfig.setTempDirectory(dir.toString());
             pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
-        // The KPL leaves a future it lost (e.g. a duplicate result after a retried request)
-        // pending forever unless told to time it out; past its TTL a record cannot succeed anyway.
-        if (kplConfig.getUserRecordTimeoutInMillis() == 0) {
-            kplConfig.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kplConfig));
-        }
         AwsCredentials.provider(config).ifPresent(kplConfig::setCredentialsProvider);
-        // KPL 1.0.9 keeps every outstanding record in a heap only to log the oldest one, and
-        // removes each acknowledged record by a linear scan: at a 100,000-record queue limit
-        // that halves throughput. Off unless asked for.
-        if (!config.kplProperties().containsKey("EnableOldestFutureTracker")) {
-            kplConfig.setEnableOldestFutureTracker(false);
-        }
         // Read back before the pipes move into this producer's own folder below TempDirectory.
         Map<String, String> settings = config.producerSettings(kplConfig);
         DaemonFolder folder = DaemonFolder.create(Paths.get(kplConfig.getTempDirectory()), pipesSetBy);
@@ -157,12 +146,6 @@ public final class ProducerRegistry {
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
-    }
-
-    /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */
-    static long lostRecordTimeoutMs(KinesisProducerConfiguration kplConfig) {
-        long margin = 2 * kplConfig.getRequestTimeout() + 30_000;
-        return kplConfig.getRecordTtl() > Long.MAX_VALUE - margin ? Long.MAX_VALUE : kplConfig.getRecordTtl() + margin;
     }
 
     private static void closeIdle() {
