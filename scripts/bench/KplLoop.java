@@ -18,6 +18,7 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import sparkkpl.config.KplProperties;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.util.JsonText;
 import sparkkpl.shaded.com.google.common.util.concurrent.FutureCallback;
 import sparkkpl.shaded.com.google.common.util.concurrent.Futures;
 import sparkkpl.shaded.com.google.common.util.concurrent.ListenableFuture;
@@ -108,21 +109,7 @@ public class KplLoop {
     static String json(Map<String, String> map) {
         StringBuilder out = new StringBuilder("{");
         map.forEach((k, v) ->
-            out.append(out.length() > 1 ? ", " : "").append(quoted(k)).append(": ").append(quoted(v)));
+            out.append(out.length() > 1 ? ", " : "").append(JsonText.quoted(k)).append(": ").append(JsonText.quoted(v)));
         return out.append('}').toString();
-    }
-
-    static String quoted(String s) {
-        StringBuilder out = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                out.append('\\').append(c);
-            } else if (c < 0x20) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.append('"').toString();
     }
 }

@@ -12,6 +12,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.util.SerializableConfiguration;
 import sparkkpl.producer.FailedRecord;
+import sparkkpl.util.JsonText;
 
 /**
  * One task attempt's file of records that did not reach Kinesis, as JSON lines that
@@ -130,22 +131,6 @@ final class DeadLetterFile {
     }
 
     private static void field(StringBuilder json, String name, String value) {
-        json.append('"').append(name).append("\":");
-        if (value == null) {
-            json.append("null,");
-            return;
-        }
-        json.append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '"' || c == '\\') {
-                json.append('\\').append(c);
-            } else if (c < 0x20) {
-                json.append(String.format("\\u%04x", (int) c));
-            } else {
-                json.append(c);
-            }
-        }
-        json.append("\",");
+        json.append('"').append(name).append("\":").append(JsonText.quoted(value)).append(',');
     }
 }
