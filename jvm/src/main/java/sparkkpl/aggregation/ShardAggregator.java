@@ -109,7 +109,8 @@ public final class ShardAggregator implements RecordGrouping {
 
     private boolean tryAdd(Open aggregate, TaskRecord taskRecord) {
         KinesisRecord record = taskRecord.record();
-        int before = aggregate.builder.sizeBytes();
+        // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.
+        int before = aggregate.records.isEmpty() ? 0 : aggregate.builder.sizeBytes();
         if (!aggregate.builder.tryAdd(record.partitionKey(), record.explicitHashKey(), record.data())) {
             return false;
         }

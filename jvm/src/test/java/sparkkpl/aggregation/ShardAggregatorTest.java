@@ -1,0 +1,62 @@
+package sparkkpl.aggregation;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.Test;
+import sparkkpl.config.WriteConfig;
+import sparkkpl.producer.KinesisRecord;
+import sparkkpl.producer.KplRecord;
+import sparkkpl.producer.TaskRecord;
+
+/** A task's grouping with sink-chosen keys (no shard map needed): one open aggregate per stream. */
+public class ShardAggregatorTest {
+    private static final byte[] DATA = new byte[10_000];
+    private final ShardAggregator aggregator =
+        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true);
+    private final List<KplRecord> handedOn = new ArrayList<>();
+    private long added;
+
+    @Test
+    public void openAggregatesStayUnderTheTaskCapByLettingTheFullestGo() {
+        for (int round = 0; round < 4; round++) {
+            for (int stream = 0; stream < 1_000; stream++) {
+                add("s" + stream);
+            }
+        }
+
+        long open = added - carried(handedOn);
+        assertTrue("open " + open * DATA.length + " bytes", open * DATA.length <= ShardAggregator.MAX_OPEN_BYTES);
+        assertTrue("the cap was reached, so aggregates left early", !handedOn.isEmpty());
+    }
+
+    @Test
+    public void everyRecordLeavesOnceWithItsAggregatesKeyAndSealAllSendsTheRest() {
+        for (int i = 0; i < 12; i++) {
+            add("one");
+        }
+        assertEquals("five records of 10 KB fill an aggregate of 51,200 bytes", List.of(5, 5),
+            handedOn.stream().map(KplRecord::count).toList());
+
+        aggregator.sealAll(handedOn::add);
+
+        assertEquals(added, carried(handedOn));
+        for (KplRecord record : handedOn) {
+            assertEquals(1, record.carried().stream().map(r -> r.record().partitionKey()).distinct().count());
+            assertEquals("sink-chosen keys route anywhere", null, record.targetShard());
+        }
+    }
+
+    private void add(String stream) {
+        added++;
+        KinesisRecord record = new KinesisRecord(stream, "key-" + added, null, DATA);
+        aggregator.add(new TaskRecord(record, added, DATA.length), handedOn::add);
+    }
+
+    private static long carried(List<KplRecord> records) {
+        return records.stream().mapToLong(KplRecord::count).sum();
+    }
+}
