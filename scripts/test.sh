@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-scripts/build.sh shadedJar test
+scripts/build.sh shadedJar foreignKplJar test
 
 run_pytest() {
   local label="$1" status=0

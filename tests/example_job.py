@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import spark_kpl
 from spark_kpl.testing.cluster import spark_home
@@ -14,11 +14,13 @@ from spark_kpl.testing.cluster import spark_home
 REPO = Path(__file__).resolve().parents[1]
 
 
-def submit_example_job(spark_args: List[str], job_args: List[str],
-                       env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
-    """Runs the example job with the jar on ``--jars``; returns what it printed as JSON, by tag
-    (``RESULT``, ``SETTINGS``). A failed submit fails the test with the non-INFO lines of its log."""
-    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--jars", str(spark_kpl.jar_path()), *spark_args,
+def submit_example_job(spark_args: List[str], job_args: List[str], env: Optional[Mapping[str, str]] = None,
+                       jars_before: Sequence[Path] = ()) -> Dict[str, Any]:
+    """Runs the example job with the jar on ``--jars`` (after ``jars_before``); returns what it printed
+    as JSON, by tag (``RESULT``, ``SETTINGS``). A failed submit fails the test with the non-INFO lines
+    of its log."""
+    jars = ",".join(str(jar) for jar in (*jars_before, spark_kpl.jar_path()))
+    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--jars", jars, *spark_args,
                str(REPO / "scripts" / "example_job.py"), *job_args]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     problems = [line for line in run.stderr.splitlines() if " INFO " not in line]

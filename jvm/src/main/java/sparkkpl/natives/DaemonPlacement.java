@@ -3,6 +3,7 @@ package sparkkpl.natives;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.net.URL;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -22,8 +23,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -55,13 +60,53 @@ final class DaemonPlacement {
 
     private DaemonPlacement() {}
 
-    /** The daemon inside the jar: its resource name and the SHA-256 every placed copy must have. */
-    record Bundled(String resource, byte[] sha256) {
+    /**
+     * The daemon inside this jar: where on the classpath its bytes are, and the SHA-256 every placed
+     * copy must have. Another KPL jar earlier on the classpath (EMR and Glue images, other connectors'
+     * shaded jars) carries a daemon at the same resource name, often of another KPL line that cannot
+     * talk to this jar's KPL; so the copy is chosen by the digest recorded when this jar was built
+     * ({@value #DIGESTS}), never by classpath order.
+     */
+    record Bundled(String resource, URL source, byte[] sha256) {
+        /** Written by the build (build.gradle, recordDaemonDigests): resource name = hex SHA-256. */
+        static final String DIGESTS = "daemon-sha256.properties";
 
         static Bundled read(String resource) throws IOException {
-            try (InputStream in = open(resource)) {
-                return new Bundled(resource, DaemonPlacement.sha256(in));
+            return read(resource, DaemonPlacement.class.getClassLoader());
+        }
+
+        /** @throws IOException naming every copy on the classpath when none has the recorded digest */
+        static Bundled read(String resource, ClassLoader classLoader) throws IOException {
+            byte[] recorded = recordedDigest(resource);
+            List<String> others = new ArrayList<>();
+            for (URL candidate : Collections.list(classLoader.getResources(resource))) {
+                byte[] digest;
+                try (InputStream in = candidate.openStream()) {
+                    digest = DaemonPlacement.sha256(in);
+                }
+                if (Arrays.equals(digest, recorded)) {
+                    return new Bundled(resource, candidate, digest);
+                }
+                others.add(candidate + " (SHA-256 " + HexFormat.of().formatHex(digest) + ")");
             }
+            throw new IOException("No copy of the KPL daemon on the classpath is the one this jar was built with ("
+                + resource + ", SHA-256 " + HexFormat.of().formatHex(recorded) + "); found " + others + ". The "
+                + "spark-kpl jar is damaged or missing from the classpath: put it back, or rebuild it");
+        }
+
+        private static byte[] recordedDigest(String resource) throws IOException {
+            Properties digests = new Properties();
+            try (InputStream in = DaemonPlacement.class.getResourceAsStream(DIGESTS)) {
+                if (in == null) {
+                    throw new IOException("the spark-kpl jar has no " + DIGESTS + ": it was not built by build.gradle");
+                }
+                digests.load(in);
+            }
+            String hex = digests.getProperty(resource);
+            if (hex == null) {
+                throw new IOException("the spark-kpl jar bundles no KPL daemon " + resource);
+            }
+            return HexFormat.of().parseHex(hex);
         }
 
         /** One folder per daemon build, so two KPL versions on a host never overwrite each other. */
@@ -70,15 +115,7 @@ final class DaemonPlacement {
         }
 
         InputStream open() throws IOException {
-            return open(resource);
-        }
-
-        private static InputStream open(String resource) throws IOException {
-            InputStream in = DaemonPlacement.class.getClassLoader().getResourceAsStream(resource);
-            if (in == null) {
-                throw new IOException("the jar on the classpath has no " + resource);
-            }
-            return in;
+            return source.openStream();
         }
     }
 
@@ -146,7 +183,7 @@ final class DaemonPlacement {
         }
     }
 
-    private static byte[] sha256(InputStream in) throws IOException {
+    static byte[] sha256(InputStream in) throws IOException {
         MessageDigest digest;
         try {
             digest = MessageDigest.getInstance("SHA-256");
