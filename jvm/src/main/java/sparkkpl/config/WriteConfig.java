@@ -23,6 +23,7 @@ public final class WriteConfig implements Serializable {
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
     private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
+    private static final String KPL_LOG_LEVEL = "LogLevel";
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -275,7 +276,16 @@ public final class WriteConfig implements Serializable {
         if (!kplProperties.containsKey("EnableOldestFutureTracker")) {
             kpl.setEnableOldestFutureTracker(false);
         }
+        // Quiet by default: the daemon's warnings are per request and not the user's to act on.
+        if (!kplLogsVerbosely()) {
+            kpl.setLogLevel("error");
+        }
         return kpl;
+    }
+
+    /** Whether the user set the KPL's LogLevel: the switch that makes the KPL and its daemon speak. */
+    public boolean kplLogsVerbosely() {
+        return kplProperties.containsKey(KPL_LOG_LEVEL);
     }
 
     /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */

@@ -136,6 +136,7 @@ public final class ProducerRegistry {
         kplConfig.setTempDirectory(folder.path().toString());
         LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());
         KinesisProducer kpl;
+        KplLogging.forProducer(config.kplLogsVerbosely());
         try {
             kpl = new KinesisProducer(kplConfig);
         } catch (RuntimeException | Error e) {

@@ -1,0 +1,31 @@
+"""A normal write logs nothing a user cannot act on; the KPL's LogLevel is the one switch that makes
+the KPL and its daemon speak again, for troubleshooting."""
+
+from __future__ import annotations
+
+import spark_kpl
+from spark_kpl.testing.delivery import numbered_rows
+from spark_kpl.testing.endpoint import Faults
+
+#: The KPL's start-up warning (the sink always gives it the daemon it placed), and its daemon's lines
+#: below error, as the KPL passes them on: "[<time>] [<thread>] [info] [kinesis_producer.cc:107] ...".
+STARTUP_WARNING = "Using non-default native binary"
+DAEMON_LINES = ("] [info] [", "] [warning] [")
+
+
+def test_a_write_is_quiet_unless_the_kpl_log_level_is_set(spark, endpoint, ep_stream, jvm_log, tmp_path):
+    # Latency over 500 ms makes the daemon warn about slow PutRecords: noise a user cannot act on.
+    endpoint.set_faults(Faults(latency=0.6))
+    rows = numbered_rows(spark, 200, partitions=1)
+    # A folder of its own per write: each starts a producer of its own, which is when the KPL warns.
+    spark_kpl.write(rows, ep_stream, partition_key="partitionKey", nativeDir=str(tmp_path / "quiet"),
+                    **endpoint.kpl_options())
+    quiet = jvm_log.toString()
+
+    spark_kpl.write(rows, ep_stream, partition_key="partitionKey", nativeDir=str(tmp_path / "verbose"),
+                    LogLevel="info", **endpoint.kpl_options())
+    verbose = jvm_log.toString()[len(quiet):]
+
+    noise = (STARTUP_WARNING, *DAEMON_LINES)
+    assert not [line for line in quiet.splitlines() if any(marker in line for marker in noise)], quiet
+    assert STARTUP_WARNING in verbose and DAEMON_LINES[0] in verbose, verbose
