@@ -60,7 +60,9 @@ def test_per_row_target_stream_overrides_the_default(spark, kinesis, stream):
 
 
 def test_rows_without_partition_key_are_spread_over_shards(spark, kinesis, stream):
-    rows = spark.range(2000, numPartitions=2).select(F.format_string("row-%d", "id").alias("data"))
+    # Random keys are drawn per aggregate (one per task here), so enough tasks that all landing in one
+    # of the 2 shards is out of the question (2**-39).
+    rows = spark.range(2000, numPartitions=40).select(F.format_string("row-%d", "id").alias("data"))
     spark_kpl.write(rows, stream, **kinesis.kpl_options())
     records = kinesis.read_records(stream)
     assert sorted(r.data for r in records) == sorted(f"row-{i}".encode() for i in range(2000))
