@@ -54,7 +54,7 @@ public final class TaskFeed {
      * under the queue limit (see {@link #queueSealed}).
      *
      * @throws TimeoutException when the queue stayed full for the task's timeout
-     * @throws IOException when a record the KPL refused fails the task, or the record cannot be placed
+     * @throws IOException when a record the KPL refused fails the task
      */
     public void add(KinesisRecord record, long rowNumber) throws IOException, InterruptedException, TimeoutException {
         group(new TaskRecord(record, rowNumber, SharedProducer.recordBytes(record)));
