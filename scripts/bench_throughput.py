@@ -521,7 +521,8 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
+                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
+                               str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
                     options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \

@@ -69,7 +69,7 @@ def test_start_serves_initial_streams_and_stop_leaves_nothing_behind() -> None:
     assert not workdir.exists()
     assert local.pid is None
     with pytest.raises(LocalKinesisError, match="not running"):
-        local.tls_port
+        _ = local.tls_port
     local.stop()  # idempotent
 
 

@@ -37,7 +37,8 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
                 break
             stat = Path(f"/proc/{cur}/stat").read_text()
             cur = int(stat[stat.rindex(")") + 2 :].split()[1])
-        import spark_kpl.testing  # executors find the package through the PYTHONPATH spark_conf() sets
+        # Fails the task unless executors find the package through the PYTHONPATH spark_conf() sets.
+        import spark_kpl.testing  # noqa: F401
 
         time.sleep(0.5)  # keep each core busy a moment so the tasks spread over both executors
         yield pid, jvm, exec_id
