@@ -67,6 +67,7 @@ def child(spec: Dict[str, Any]) -> int:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # set once the session's SparkContext runs
     count, size = spec["records"], spec["record_bytes"]
     # Built in the JVM (no Python workers): a 10-digit id, then padding to `size` bytes.
     df = spark.range(count, numPartitions=2).select(
@@ -174,9 +175,16 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env,
                                 cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
                                 start_new_session=True)  # Ctrl-C is the parent's to handle
+    stdout = proc.stdout
+    assert stdout is not None  # a pipe
     lines: List[Dict[str, Any]] = []
-    reader = threading.Thread(target=lambda: [lines.append(json.loads(line)) for line in proc.stdout
-                                              if line.startswith(b"{")], daemon=True)
+
+    def read_events() -> None:
+        for line in stdout:
+            if line.startswith(b"{"):
+                lines.append(json.loads(line))
+
+    reader = threading.Thread(target=read_events, daemon=True)
     reader.start()
     peak = {"total": 0, "jvm": 0, "daemon": 0, "python": 0}
     daemons_seen: set = set()
