@@ -261,7 +261,8 @@ class TreeSampler(threading.Thread):
             children: Dict[int, List[int]] = {}
             for pid, (_, ppid, _) in table.items():
                 children.setdefault(ppid, []).append(pid)
-            stack, kinds = [self.pid], {}
+            stack = [self.pid]
+            kinds: Dict[str, int] = {}
             while stack:
                 pid = stack.pop()
                 if pid in table:
@@ -325,6 +326,7 @@ def run_process(command: List[str], log: Path, timeout: float,
         env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+        assert proc.stdout is not None and proc.stdin is not None  # both are pipes
         sampler = TreeSampler(proc.pid)
         sampler.start()
         expired = threading.Event()
@@ -351,7 +353,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                 elif "kpl_settings" in line:
                     notes.update(line)
                 else:
-                    if before is not None:
+                    if counters and before is not None:
                         line["endpoint"] = counters_between(before, counters())
                         before = None
                     runs.append(line)
@@ -529,7 +531,8 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
+                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
+                               str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
                     options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \

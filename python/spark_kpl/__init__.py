@@ -8,16 +8,21 @@ consumers dropping duplicates.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
-from spark_kpl.writer import (WriteResult, producer_settings, producer_stats, write, write_rdd,
-                              write_settings)
+from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
 __all__ = ["JAR_ENV", "WriteResult", "__version__", "configure", "jar_path", "producer_settings",
            "producer_stats", "write", "write_rdd", "write_settings"]
 
-Builder = TypeVar("Builder")
+Builder = TypeVar("Builder", bound="_SessionBuilder")
+
+
+class _SessionBuilder(Protocol):
+    """What :func:`configure` needs of a builder: ``SparkSession.builder``'s ``config(key, value)``."""
+
+    def config(self: Builder, key: str, value: str) -> Builder: ...
 
 
 def configure(builder: Builder) -> Builder:

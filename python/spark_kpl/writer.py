@@ -142,8 +142,7 @@ def write(
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
     shaped = df.select(*columns)
-    jvm = df.sparkSession.sparkContext._jvm
-    summary: Mapping[str, Any] = jvm.sparkkpl.spark.PythonApi.write(shaped._jdf, java_options)
+    summary: Mapping[str, Any] = _python_api(df.sparkSession).write(shaped._jdf, java_options)
     return WriteResult(**{name: int(summary[name]) for name in WriteResult.__dataclass_fields__})
 
 
@@ -223,9 +222,16 @@ def write_rdd(
     return write(frame, stream, partition_key="partitionKey", **options)
 
 
+def _python_api(spark: "SparkSession") -> Any:
+    """The sink's entry point for Python (``sparkkpl.spark.PythonApi``) in the session's driver JVM."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # pyspark sets it when it starts the session's SparkContext, never unsets it
+    return jvm.sparkkpl.spark.PythonApi
+
+
 def producer_stats(spark: "SparkSession") -> list:
     """Live figures of the driver JVM's producers (in local mode, those the tasks use)."""
-    stats = spark.sparkContext._jvm.sparkkpl.spark.PythonApi.producerStats()
+    stats = _python_api(spark).producerStats()
     return [{key: int(value) for key, value in entry.items()} for entry in stats]
 
 
@@ -238,12 +244,12 @@ def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
 
 
 def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
-    return dict(spark.sparkContext._jvm.sparkkpl.spark.PythonApi.writeSettings(java_options).items())
+    return dict(_python_api(spark).writeSettings(java_options).items())
 
 
 def producer_settings(spark: "SparkSession") -> List[Dict[str, str]]:
     """What each live producer of the driver JVM (in local mode, those the tasks use) runs with,
     by ``spark.kpl.*`` key: the sink options that shape it and every KPL property as handed to the
     KPL, defaults and the sink's own settings included. Secrets show as ``***``."""
-    settings = spark.sparkContext._jvm.sparkkpl.spark.PythonApi.producerSettings()
+    settings = _python_api(spark).producerSettings()
     return [dict(entry.items()) for entry in settings]
