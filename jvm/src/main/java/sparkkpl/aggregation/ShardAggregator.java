@@ -122,7 +122,11 @@ public final class ShardAggregator implements RecordGrouping {
             return;
         }
         Target target = new Target(record.stream(), shard);
-        Open aggregate = open.computeIfAbsent(target, t -> new Open(maxBytes));
+        Open aggregate = open.get(target);
+        if (aggregate == null) { // not computeIfAbsent: its lambda would be an object per row
+            aggregate = new Open(maxBytes);
+            open.put(target, aggregate);
+        }
         // Sink-chosen keys: the whole aggregate goes under its first record's key.
         String key = ownKey && !aggregate.isEmpty() ? aggregate.first.record().partitionKey() : record.partitionKey();
         if (!tryAdd(aggregate, taskRecord, key)) {
