@@ -16,7 +16,8 @@ public enum SinkOption {
         "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
             + "the adding task flushes and blocks until the producer is below it again."),
     QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(64L << 20),
-        "Most bytes of user data (data plus keys) outstanding per producer; same blocking behaviour."),
+        "Most bytes of user data (data plus partition key, as Kinesis counts a record) outstanding per "
+            + "producer; same blocking behaviour."),
     ACK_TIMEOUT_MS("ackTimeoutMs", "600000",
         "How long a task waits at commit for Kinesis to acknowledge its own records before failing "
             + "with the number still outstanding."),

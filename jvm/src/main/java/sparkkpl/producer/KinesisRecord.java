@@ -1,4 +1,35 @@
 package sparkkpl.producer;
 
 /** One user record as the KPL takes it; {@code explicitHashKey} may be null. */
-public record KinesisRecord(String stream, String partitionKey, String explicitHashKey, byte[] data) {}
+public record KinesisRecord(String stream, String partitionKey, String explicitHashKey, byte[] data) {
+    /**
+     * Its size as Kinesis counts it against the record size limit: the data plus the partition
+     * key's UTF-8 bytes. The sink's one byte count of a record: maxRecordBytes, the queue limit and
+     * bytes_written all use it.
+     */
+    public long bytes() {
+        return data.length + utf8Bytes(partitionKey);
+    }
+
+    /** Counted, not encoded: this runs for every row. */
+    private static int utf8Bytes(String text) {
+        int bytes = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x80) {
+                bytes += 1;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (!Character.isSurrogate(c)) {
+                bytes += 3;
+            } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
+                    && Character.isLowSurrogate(text.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else {
+                bytes += 1; // a lone surrogate: Java's UTF-8 encoder writes '?'
+            }
+        }
+        return bytes;
+    }
+}

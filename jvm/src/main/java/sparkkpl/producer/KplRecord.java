@@ -43,7 +43,7 @@ public final class KplRecord {
     /**
      * An aggregate of the task records in rows {@code rowNumbers}, built for {@code targetShard}.
      *
-     * @param bytes their bytes in all, as the queue limit counts them ({@link SharedProducer#recordBytes})
+     * @param bytes their bytes in all, as the queue limit counts them ({@link KinesisRecord#bytes})
      * @param targetShard the shard every record inside routes to, when the aggregate was built from the
      *     stream's shard map; null when it may be stored in any shard (its records all share one key)
      */
@@ -85,7 +85,7 @@ public final class KplRecord {
         List<TaskRecord> carried = new ArrayList<>(records.size());
         for (int i = 0; i < rowNumbers.length; i++) {
             KinesisRecord record = records.get(i);
-            carried.add(new TaskRecord(record, rowNumbers[i], SharedProducer.recordBytes(record)));
+            carried.add(new TaskRecord(record, rowNumbers[i], record.bytes()));
         }
         return carried;
     }

@@ -130,11 +130,6 @@ public final class SharedProducer {
         return OffTaskThread.call(KPL_CALLS, work);
     }
 
-    /** The bytes a record puts on the wire: what queueLimitBytes and bytes_written count. */
-    public static long recordBytes(KinesisRecord record) {
-        String hashKey = record.explicitHashKey();
-        return record.data().length + record.partitionKey().length() + (hashKey == null ? 0 : hashKey.length());
-    }
 
     /**
      * Before a task uses the producer: a daemon binary that has gone is placed again, and a daemon the

@@ -60,7 +60,7 @@ public final class TaskFeed {
      * @throws IOException when a record the KPL refused fails the task
      */
     public void add(KinesisRecord record, long rowNumber) throws IOException, InterruptedException, TimeoutException {
-        group(new TaskRecord(record, rowNumber, SharedProducer.recordBytes(record)));
+        group(new TaskRecord(record, rowNumber, record.bytes()));
     }
 
     private void group(TaskRecord record) throws IOException, InterruptedException, TimeoutException {

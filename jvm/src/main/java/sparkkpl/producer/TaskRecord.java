@@ -4,6 +4,6 @@ package sparkkpl.producer;
  * One of a task's user records on its way to Kinesis, with the room it holds under the queue limit.
  *
  * @param rowNumber the row's 1-based position in its Spark partition
- * @param size its bytes as the queue limit counts them ({@link SharedProducer#recordBytes})
+ * @param size its bytes as the queue limit counts them ({@link KinesisRecord#bytes})
  */
 public record TaskRecord(KinesisRecord record, long rowNumber, long size) {}

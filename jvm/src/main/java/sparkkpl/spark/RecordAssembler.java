@@ -1,6 +1,5 @@
 package sparkkpl.spark;
 
-import java.nio.charset.StandardCharsets;
 import org.apache.spark.sql.catalyst.InternalRow;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
@@ -66,7 +65,7 @@ final class RecordAssembler {
             check(() -> RecordRules.checkExplicitHashKey(record.explicitHashKey()), record, rowNumber,
                 RowLayout.EXPLICIT_HASH_KEY, "InvalidExplicitHashKey");
         }
-        long bytes = record.data().length + record.partitionKey().getBytes(StandardCharsets.UTF_8).length;
+        long bytes = record.bytes();
         if (bytes > maxRecordBytes) {
             throw rejected(record, rowNumber, RowLayout.DATA, "RecordTooLarge", "the record has " + bytes
                 + " bytes (data " + record.data().length + " plus partition key), over maxRecordBytes=" + maxRecordBytes
