@@ -36,6 +36,44 @@ def test_a_record_kinesis_fails_fails_the_task_naming_stream_key_and_error(spark
     assert "of Spark partition 0" in message
 
 
+def test_spark_kpl_write_raises_records_not_delivered_with_the_first_failed_record(spark, kinesis, stream):
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
+        spark_kpl.write(rows_partly_to_a_missing_stream(spark, stream), None, partition_key="partitionKey",
+                        target_stream="streamName", **kinesis.kpl_options(), **FAST_EXPIRY)
+    error = failure.value
+    assert (error.stream, error.spark_partition, error.column, error.error_code) == (MISSING_STREAM, 0, None, "Expired")
+    # Rows 1, 6, 11 and 16 (ids 0, 5, 10, 15) target the missing stream; Kinesis fails them together.
+    assert error.row in (1, 6, 11, 16) and error.partition_key == f"key-{error.row - 1}"
+    assert error.explicit_hash_key is None
+    assert "ResourceNotFoundException" in error.error_message
+    assert str(error).startswith(f"Row {error.row} of Spark partition 0: Kinesis finally failed the record for "
+                                 f"stream '{MISSING_STREAM}', partition key '{error.partition_key}': Expired: ")
+    assert "Kinesis finally failed the record" in str(error.__cause__)
+
+
+def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_its_column(spark, kinesis, stream):
+    rows = spark.range(3, numPartitions=1).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.when(F.col("id") == 1, F.lit("")).otherwise(F.format_string("key-%d", "id")).alias("partitionKey"))
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
+        spark_kpl.write(rows, stream, partition_key="partitionKey", **kinesis.kpl_options())
+    error = failure.value
+    assert (error.stream, error.partition_key, error.spark_partition, error.row, error.column, error.error_code) == (
+        stream, "", 0, 2, "partitionKey", "InvalidPartitionKey")
+    assert error.error_message == "partition key must have 1 to 256 characters, has 0"
+    assert str(error) == ("Row 2 of Spark partition 0, column 'partitionKey', did not become a record: "
+                          "InvalidPartitionKey: partition key must have 1 to 256 characters, has 0")
+
+
+def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(ValueError) as failure:
+        spark_kpl.write(rows, stream, nullData="drop", **kinesis.kpl_options())
+    assert isinstance(failure.value, spark_kpl.WriteRefused)
+    assert str(failure.value) == "Invalid value for option 'nullData' (spark.kpl.nullData): expected one of fail, skip, got 'drop'"
+    assert isinstance(failure.value.__cause__, IllegalArgumentException)
+
+
 def test_with_fail_on_error_false_failures_are_counted_and_dead_lettered(spark, kinesis, stream, tmp_path):
     dead_letters = str(tmp_path / "dead")
     result = spark_kpl.write(
@@ -83,12 +121,12 @@ def test_failures_are_logged_in_bounded_volume(spark, kinesis, stream, jvm_log):
 
 def test_dead_letter_path_without_fail_on_error_false_is_an_error(spark, kinesis, stream, tmp_path):
     rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(IllegalArgumentException, match="'deadLetterPath' needs failOnError=false"):
+    with pytest.raises(spark_kpl.WriteRefused, match="'deadLetterPath' needs failOnError=false"):
         spark_kpl.write(rows, stream, deadLetterPath=str(tmp_path), **kinesis.kpl_options())
 
 
 def test_a_bad_fail_on_error_value_names_option_and_conf_key(spark, kinesis, stream):
     rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'failOnError' \(spark.kpl.failOnError\): expected true or false, got 'maybe'"):
         spark_kpl.write(rows, stream, failOnError="maybe", **kinesis.kpl_options())
