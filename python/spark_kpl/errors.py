@@ -48,13 +48,13 @@ class RecordsNotDelivered(SparkKplError):
         self.column = column
         self.error_code = error_code
         self.error_message = error_message
+        # Worded as the JVM's error and log lines word it (sparkkpl.spark.FailedRecords.describe).
         where = f"Row {row} of Spark partition {spark_partition}"
         if column is None:
-            problem = (f"{where}: Kinesis finally failed the record for stream '{stream}', partition key "
-                       f"'{partition_key}'")
+            super().__init__(f"{where}: Kinesis finally failed the record for stream '{stream}', partition key "
+                             f"'{partition_key}': {error_code}: {error_message}")
         else:
-            problem = f"{where}, column '{column}', did not become a record"
-        super().__init__(f"{problem}: {error_code}: {error_message}")
+            super().__init__(f"{where}, column '{column}': {error_message}")
 
     @classmethod
     def _from_tag(cls, fields: Dict[str, Any]) -> "RecordsNotDelivered":

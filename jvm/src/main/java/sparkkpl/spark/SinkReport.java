@@ -35,9 +35,11 @@ enum SinkReport {
 
         @Override
         List<InternalRow> rows(Map<String, String> options) {
-            String writeId = Optional.ofNullable(options.get(WRITE_ID_OPTION)).orElseThrow(() ->
-                new IllegalArgumentException("Option 'report'=writeResult needs the option '" + WRITE_ID_OPTION
-                    + "', the id the write was given"));
+            String writeId = new CaseInsensitiveStringMap(options).get(WRITE_ID_OPTION);
+            if (writeId == null) {
+                throw new IllegalArgumentException("Option 'report'=writeResult needs the option '" + WRITE_ID_OPTION
+                    + "', the id the write was given");
+            }
             Map<String, Long> figures = WriteResults.take(writeId).toMap();
             return List.of(new GenericInternalRow(figures.values().toArray()));
         }
@@ -93,7 +95,10 @@ enum SinkReport {
 
     abstract StructType schema();
 
-    /** Runs on the driver when Spark plans the read; {@code options} are the read's, without {@code report}. */
+    /**
+     * Runs on the driver when Spark plans the read; {@code options} are the read's, without {@code report}, their
+     * names in any case (Spark Connect hands them on lower-cased).
+     */
     abstract List<InternalRow> rows(Map<String, String> options);
 
     String optionValue() {
