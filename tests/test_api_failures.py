@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 
 import pytest
 from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl.testing.delivery import numbered_rows, wait_for, write_in_background
+from spark_kpl.testing.endpoint import Faults
+from spark_kpl.testing.processes import daemons_placed_in
 
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
@@ -130,3 +134,27 @@ def test_a_bad_fail_on_error_value_names_option_and_conf_key(spark, kinesis, str
     with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'failOnError' \(spark.kpl.failOnError\): expected true or false, got 'maybe'"):
         spark_kpl.write(rows, stream, failOnError="maybe", **kinesis.kpl_options())
+
+
+def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spark, endpoint, tmp_path):
+    stream, native = "producer-failed", tmp_path / "native"
+    endpoint.create_stream(stream, shards=1)
+    # One slow shard, unaggregated: the KPL holds thousands of records when its daemon is killed.
+    endpoint.set_faults(Faults(shard_records_per_second=300))
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    try:
+        thread, outcome = write_in_background(
+            spark, numbered_rows(spark, 3000, partitions=1), stream, **endpoint.kpl_options(),
+            AggregationEnabled="false", RecordTtl="120000", failOnError="false", nativeDir=str(native))
+        wait_for(lambda: sum(s["kplOutstandingRecords"] for s in spark_kpl.producer_stats(spark)) >= 1000, 60,
+                 "1000 records held by the KPL")
+        os.kill(wait_for(lambda: daemons_placed_in([jvm], native), 10, "the write's KPL daemon")[0], signal.SIGKILL)
+        thread.join(120)
+    finally:
+        endpoint.set_faults(Faults())
+        endpoint.delete_stream(stream)
+    error = outcome.get("error")
+    assert isinstance(error, spark_kpl.ProducerFailed), f"got {outcome}"
+    assert not isinstance(error, spark_kpl.RecordsNotDelivered)
+    assert 1 <= error.records_in_doubt <= error.records_added <= 3000
+    assert "The KPL producer failed at least" in str(error.__cause__)
