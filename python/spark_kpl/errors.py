@@ -2,14 +2,14 @@
 
 Through Spark Connect only a JVM exception's class name and message text reach Python, so the sink
 ends the messages of the failures it names with a tag, ``[spark-kpl <Kind> <JSON object>]``
-(``sparkkpl.util.ErrorTag``), and :func:`translated` reads it from whichever text the session gives.
+(``sparkkpl.util.ErrorTag``), which :func:`translated` reads from the error's text.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Optional
 
 __all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "WriteRefused"]
 
@@ -86,15 +86,6 @@ class ProducerFailed(SparkKplError):
 _TAGGED = {"RecordsNotDelivered": RecordsNotDelivered._from_tag, "ProducerFailed": ProducerFailed._from_tag}
 
 
-def _texts(error: BaseException) -> Iterator[str]:
-    """Every text the session gives of a JVM error: its message, and the JVM stack trace with each
-    cause's message where it has one (classic: the Py4J error's own text; Connect: the server's)."""
-    yield str(error)
-    stack_trace = getattr(error, "getStackTrace", None)
-    if callable(stack_trace):
-        yield stack_trace() or ""
-
-
 def _first_tag(text: str) -> Optional[SparkKplError]:
     for match in _TAG.finditer(text):
         make = _TAGGED.get(match.group(1))
@@ -110,10 +101,11 @@ def _first_tag(text: str) -> Optional[SparkKplError]:
 
 def translated(error: BaseException) -> Optional[SparkKplError]:
     """The :mod:`spark_kpl` exception a Spark error from a write stands for, or None for any other."""
-    for text in _texts(error):
-        found = _first_tag(text)
-        if found is not None:
-            return found
+    # Classic: the Py4J error's text holds the JVM stack trace, causes included; Connect: the job's
+    # failure message quotes the task's exception.
+    found = _first_tag(str(error))
+    if found is not None:
+        return found
     from pyspark.errors import IllegalArgumentException
 
     # Raised on the driver before the job (a task's error reaches Python as the job's failure).
