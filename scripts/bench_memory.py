@@ -56,9 +56,10 @@ def child(spec: Dict[str, Any]) -> int:
     from spark_kpl.testing._env import apply_loopback_env
 
     apply_loopback_env()
-    import spark_kpl
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
+
+    import spark_kpl
 
     builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("spark-kpl-bench-memory"))
     for key, value in {"spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
@@ -66,6 +67,7 @@ def child(spec: Dict[str, Any]) -> int:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # set once the session's SparkContext runs
     count, size = spec["records"], spec["record_bytes"]
     # Built in the JVM (no Python workers): a 10-digit id, then padding to `size` bytes.
     df = spark.range(count, numPartitions=2).select(
@@ -173,9 +175,16 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env,
                                 cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
                                 start_new_session=True)  # Ctrl-C is the parent's to handle
+    stdout = proc.stdout
+    assert stdout is not None  # a pipe
     lines: List[Dict[str, Any]] = []
-    reader = threading.Thread(target=lambda: [lines.append(json.loads(l)) for l in proc.stdout
-                                              if l.startswith(b"{")], daemon=True)
+
+    def read_events() -> None:
+        for line in stdout:
+            if line.startswith(b"{"):
+                lines.append(json.loads(line))
+
+    reader = threading.Thread(target=read_events, daemon=True)
     reader.start()
     peak = {"total": 0, "jvm": 0, "daemon": 0, "python": 0}
     daemons_seen: set = set()
@@ -199,7 +208,7 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
     finally:
         kill_tree(proc)
         reader.join(5)
-    done = next((l for l in lines if l.get("event") == "done"), None)
+    done = next((line for line in lines if line.get("event") == "done"), None)
     if proc.returncode != 0 or done is None:
         raise RuntimeError(f"run {spec['stream']} failed (exit {proc.returncode}); see {log}")
     # At least once: every id must have arrived (duplicates from retries are counted, not an error).
@@ -303,8 +312,8 @@ def save(runs: List[Dict[str, Any]], meta: Dict[str, Any], out: Path, planned: i
 
 
 def parent(args: argparse.Namespace) -> int:
-    from spark_kpl.testing.endpoint import (KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint)
     import spark_kpl
+    from spark_kpl.testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -74,12 +74,13 @@ NOT_RUN = {
 # ------------------------------------------------------------------ children
 
 
-def records_df(spark, n: int, size: int, partitions: int):
+def records_df(spark, n: int, size: int, partitions: int, with_id: bool = False):
     from pyspark.sql import functions as F
 
+    ids = [F.col("id")] if with_id else []
     return spark.range(n, numPartitions=partitions).select(
         F.encode(F.rpad(F.concat(F.col("id").cast("string"), F.lit("-")), size, "x"), "UTF-8").alias("data"),
-        F.concat(F.lit("k"), F.col("id").cast("string")).alias("partitionKey"))
+        F.concat(F.lit("k"), F.col("id").cast("string")).alias("partitionKey"), *ids)
 
 
 def mean_key_bytes(n: int) -> float:
@@ -173,7 +174,6 @@ def child(args: argparse.Namespace) -> int:
              .config("spark.driver.memory", args.heap).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        df = records_df(spark, args.records, args.size, args.partitions)
         if args.producer == "coldstart":
             small = records_df(spark, args.records, args.size, args.partitions)
             small.count()  # Spark itself warm; the sink's producer and daemon cold
@@ -183,9 +183,13 @@ def child(args: argparse.Namespace) -> int:
                               "records": result.records_written}), flush=True)
             return 0
         # Every Spark-based producer reads the same rows from memory, so building them (rpad of
-        # 10 KB strings costs more than sending them) is not part of what is measured.
-        df = df.persist()
-        df.count()
+        # 10 KB strings costs more than sending them) is not part of what is measured. Each caches
+        # the whole workload, also when it writes a share of it, so that every JVM holds the same
+        # cache and peak memory compares producers, not cache sizes.
+        cached = records_df(spark, max(args.records, args.cached_records), args.size, args.partitions,
+                            with_id=True).persist()
+        cached.count()
+        df = cached.where(cached.id < args.records).drop("id")
         if args.producer in SINK_AGGREGATION:
             spark_kpl.write(records_df(spark, 1, 8, 1), args.stream, data="data", partition_key="partitionKey",
                             **options)  # warm-up: the producer starts and loads the shard map
@@ -257,7 +261,8 @@ class TreeSampler(threading.Thread):
             children: Dict[int, List[int]] = {}
             for pid, (_, ppid, _) in table.items():
                 children.setdefault(ppid, []).append(pid)
-            stack, kinds = [self.pid], {}
+            stack = [self.pid]
+            kinds: Dict[str, int] = {}
             while stack:
                 pid = stack.pop()
                 if pid in table:
@@ -321,6 +326,7 @@ def run_process(command: List[str], log: Path, timeout: float,
         env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+        assert proc.stdout is not None and proc.stdin is not None  # both are pipes
         sampler = TreeSampler(proc.pid)
         sampler.start()
         expired = threading.Event()
@@ -347,7 +353,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                 elif "kpl_settings" in line:
                     notes.update(line)
                 else:
-                    if before is not None:
+                    if counters and before is not None:
                         line["endpoint"] = counters_between(before, counters())
                         before = None
                     runs.append(line)
@@ -431,6 +437,7 @@ def main() -> int:
     c = sub.add_parser("child")
     c.add_argument("--producer", required=True)
     c.add_argument("--records", type=int, required=True)
+    c.add_argument("--cached-records", type=int, default=0, help="rows to cache, if more than --records")
     c.add_argument("--size", type=int, required=True)
     c.add_argument("--partitions", type=int, default=2)
     c.add_argument("--runs", type=int, default=3)
@@ -454,6 +461,8 @@ def main() -> int:
                         help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench"))
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
+    parser.add_argument("--sink-options", type=json.loads, default={},
+                        help="JSON object of extra options for sink and sink_kpl (and kpl_loop's KPL properties)")
     parser.add_argument("--skip-extras", action="store_true",
                         help="no per-task, cold-start or kinesis-mock runs, and unless --producers names them, "
                              "no aiokpl or noop")
@@ -506,7 +515,8 @@ def main() -> int:
                 continue
             quota = stream == QUOTA_STREAM
             endpoint.set_faults(Faults.kinesis_limits() if quota else Faults())
-            kpl_opts = endpoint.kpl_options() if quota else {**endpoint.kpl_options(), **KPL_TUNING}
+            kpl_opts = {**(endpoint.kpl_options() if quota else {**endpoint.kpl_options(), **KPL_TUNING}),
+                        **args.sink_options}
             for producer in producers:
                 scale = {"boto3": args.boto3_scale, "aiokpl": args.aiokpl_scale, "sink_kpl": args.per_record_scale,
                          "kpl_loop": args.per_record_scale}.get(producer, 1.0)
@@ -521,13 +531,15 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*", str(ROOT / "scripts/bench/KplLoop.java"), stream,
+                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
+                               str(ROOT / "scripts/bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
                     options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \
                         if producer in SINK_AGGREGATION else {"_endpoint_url": endpoint.endpoint_url,
                                                               "_lift_limits": not quota}
-                    command = py + ["--producer", producer, "--records", str(records), "--size", str(size),
+                    command = py + ["--producer", producer, "--records", str(records), "--cached-records", str(n),
+                                    "--size", str(size),
                                     "--runs", str(args.runs), "--options", json.dumps(options), "--stream", stream]
                 entry = run_process(command, log, timeout=900, counters=endpoint.stats)
                 entry.update(workload=wname, producer=producer, record_bytes=size, records=records,

@@ -260,7 +260,8 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     lost_reported = written is not None and (written > distinct or missing > 0)
     return {
         "scenario": scenario.name, "note": scenario.note, "in": count, "total": total, "distinct": distinct,
-        "duplicates": duplicates, "detectable": detectable, "missing": missing, "missing_for_kcl": missing_for_kcl, "unexpected": unexpected,
+        "duplicates": duplicates, "detectable": detectable, "missing": missing, "missing_for_kcl": missing_for_kcl,
+        "unexpected": unexpected,
         "failed_attempts": failed_task_attempts(spark, groups), "outcome": outcome,
         "reported_but_absent": lost_reported,
         "hit": ", ".join(f"{k} {v}" for k, v in sorted(hit.items()) if v) or "none", "seconds": duration,
@@ -278,8 +279,8 @@ def machine() -> str:
         pass
     mem = ""
     try:
-        kib = int(next(l for l in Path("/proc/meminfo").read_text().splitlines()
-                       if l.startswith("MemTotal")).split()[1])
+        kib = int(next(line for line in Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal")).split()[1])
         mem = f", {kib / (1 << 20):.1f} GiB RAM"
     except (OSError, StopIteration, ValueError):
         pass
@@ -313,7 +314,8 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "per task); *faults the endpoint injected*: its counters of record errors and failed calls.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
-        "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome | duration (s) |",
+        "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome "
+        "| duration (s) |",
         "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|",
     ]
     for r in results:
@@ -358,9 +360,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                     continue
                 result = run(spark, endpoint, scenario, number, args.records)
                 print(f"{result['scenario']}: in {result['in']}, out {result['total']} "
-                      f"({result['distinct']} distinct), dup {result['duplicates']} missing for KCL {result['missing_for_kcl']} "
-                      f"(detectable {result['detectable']}), missing {result['missing']}, failed attempts "
-                      f"{result['failed_attempts']}, hit [{result['hit']}], {result['outcome'][:150]} [{result['seconds']:.1f} s]",
+                      f"({result['distinct']} distinct), dup {result['duplicates']} "
+                      f"missing for KCL {result['missing_for_kcl']} (detectable {result['detectable']}), "
+                      f"missing {result['missing']}, failed attempts {result['failed_attempts']}, "
+                      f"hit [{result['hit']}], {result['outcome'][:150]} [{result['seconds']:.1f} s]",
                       flush=True)
                 results.append(result)
         version = spark.version

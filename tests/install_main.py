@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from importlib.util import find_spec
 from pathlib import Path
+
+import pyspark
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,6 +24,6 @@ def install_main_classpath(jar: Path, folder: Path) -> str:
         capture_output=True, text=True,
     )
     assert javac.returncode == 0, javac.stderr
-    spark_jars = Path(find_spec("pyspark").submodule_search_locations[0]) / "jars"
+    spark_jars = Path(pyspark.__file__).parent / "jars"
     slf4j = next(spark_jars.glob("slf4j-api-*.jar"))  # the KPL logs through it; Spark provides it
     return os.pathsep.join(map(str, [classes, jar, slf4j]))

@@ -16,8 +16,15 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.delivery import (HashRanges, compare, kcl_view, misplaced_aggregates, outside_its_shard,
-                                        wait_for, write_in_background)
+from spark_kpl.testing.delivery import (
+    HashRanges,
+    compare,
+    kcl_view,
+    misplaced_aggregates,
+    outside_its_shard,
+    wait_for,
+    write_in_background,
+)
 from spark_kpl.testing.endpoint import KinesisEndpoint
 from spark_kpl.testing.kinesis import Record
 

@@ -74,7 +74,8 @@ def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(
     with pytest.raises(ValueError) as failure:
         spark_kpl.write(rows, stream, nullData="drop", **kinesis.kpl_options())
     assert isinstance(failure.value, spark_kpl.WriteRefused)
-    assert str(failure.value) == "Invalid value for option 'nullData' (spark.kpl.nullData): expected one of fail, skip, got 'drop'"
+    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
+                                  "expected one of fail, skip, got 'drop'")
     assert isinstance(failure.value.__cause__, IllegalArgumentException)
 
 

@@ -54,8 +54,9 @@ def test_each_record_carries_its_write_partition_and_content(spark, kinesis, str
 def test_a_retried_task_resends_under_the_same_ids_so_consumers_drop_the_copies(spark, kinesis, stream):
     @F.udf("string")
     def payload_failing_once(i):
-        from pyspark import TaskContext
         import time
+
+        from pyspark import TaskContext
 
         if i == 250 and TaskContext.get().attemptNumber() == 0:
             time.sleep(1)  # lets the KPL send the rows already added, so the retry duplicates them

@@ -18,8 +18,9 @@ def sized_rows(spark, sizes):
 
 def test_a_record_over_max_record_bytes_fails_naming_row_and_limit(spark, kinesis, stream):
     rows = sized_rows(spark, [10, (1 << 20) - 1])
-    with pytest.raises(spark_kpl.RecordsNotDelivered, match=r"Row 2 of Spark partition 0, column 'data': the record has 1048577 bytes "
-                                        r"\(data 1048575 plus partition key\), over maxRecordBytes=1048576"):
+    with pytest.raises(spark_kpl.RecordsNotDelivered,
+                       match=r"Row 2 of Spark partition 0, column 'data': the record has 1048577 bytes "
+                             r"\(data 1048575 plus partition key\), over maxRecordBytes=1048576"):
         spark_kpl.write(rows, stream, partition_key="partitionKey", **kinesis.kpl_options())
 
 

@@ -3,6 +3,7 @@ executor JVM runs one producer (one native daemon) however many tasks it runs.""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -59,7 +60,8 @@ def kpl_peak_outstanding_during(spark, write):
 
 
 def assert_delivered(kinesis, stream, count):
-    report = compare(numbered_expected(count, keys=13), ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
+    report = compare(numbered_expected(count, keys=13),
+                     ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
     assert report.at_least_once, report.summary()
 
 
@@ -68,7 +70,7 @@ def test_unbounded_outstanding_grows_with_the_input(spark, kinesis):
         name = f"unbounded-{count}"
         kinesis.create_stream(name, shards=1)
         result, kpl_peak = kpl_peak_outstanding_during(
-            spark, lambda: write_throttled(spark, kinesis, name, count, UNBOUNDED))
+            spark, functools.partial(write_throttled, spark, kinesis, name, count, UNBOUNDED))
         assert_delivered(kinesis, name, count)
         assert result.backpressure_cycles == 0
         # Without a cap the KPL takes everything at once: its queue is as large as the input.

@@ -21,7 +21,7 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional
 
 import pytest
 
@@ -114,6 +114,8 @@ def installed(node_python: Path) -> Dict[str, str]:
 
 
 class _Files(http.server.BaseHTTPRequestHandler):
+    server: _FileServer
+
     def do_GET(self) -> None:  # noqa: N802 (the http.server name)
         server = self.server
         server.requests.append(self.path)
@@ -127,11 +129,17 @@ class _Files(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _FileServer(http.server.ThreadingHTTPServer):
+    def __init__(self, files: Dict[str, bytes]) -> None:
+        super().__init__(("127.0.0.1", 0), _Files)
+        self.files = files
+        self.requests: List[str] = []
+
+
 @contextmanager
-def file_server(files: Dict[str, bytes], tls: Optional[ssl.SSLContext] = None) -> Iterator[http.server.HTTPServer]:
+def file_server(files: Dict[str, bytes], tls: Optional[ssl.SSLContext] = None) -> Iterator[_FileServer]:
     """Serves ``files`` by path on 127.0.0.1 and records each request's path."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    server.files, server.requests = files, []
+    server = _FileServer(files)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)

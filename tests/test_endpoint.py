@@ -11,11 +11,12 @@ import traceback
 from collections import Counter
 
 import pytest
-from botocore.exceptions import ClientError, ConnectionClosedError
+from botocore.exceptions import BotoCoreError, ClientError, ConnectionClosedError
 
 import spark_kpl
 from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
+
 
 def delivery(endpoint, stream, count):
     return compare(numbered_expected(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))
@@ -100,7 +101,7 @@ def test_boto3_sees_each_fault(endpoint, ep_stream):
         client.put_records(StreamName=ep_stream, Records=entries)
     endpoint.set_faults(Faults())
     endpoint.outage(30)
-    with pytest.raises(Exception):
+    with pytest.raises(BotoCoreError):  # the connection fails: no error response at all
         client.list_shards(StreamName=ep_stream)
     endpoint.end_outage()
     assert client.put_records(StreamName=ep_stream, Records=entries)["FailedRecordCount"] == 0

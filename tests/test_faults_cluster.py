@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from spark_kpl.testing.delivery import (compare, numbered_expected, numbered_rows, wait_for, warm_up,
-                                        write_in_background)
+from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for, warm_up, write_in_background
 from spark_kpl.testing.endpoint import Faults
 from spark_kpl.testing.processes import age_seconds, daemons_placed_in, live_children
 

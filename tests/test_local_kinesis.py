@@ -69,7 +69,7 @@ def test_start_serves_initial_streams_and_stop_leaves_nothing_behind() -> None:
     assert not workdir.exists()
     assert local.pid is None
     with pytest.raises(LocalKinesisError, match="not running"):
-        local.tls_port
+        _ = local.tls_port
     local.stop()  # idempotent
 
 
@@ -121,7 +121,7 @@ def test_read_records_returns_user_records_with_their_own_keys(kinesis: LocalKin
     records = kinesis.read_records("two-shards")
 
     assert all(isinstance(r, Record) for r in records)
-    expected = [(k, d, None) for k, d in plain]
+    expected: List[Tuple[str, bytes, Optional[str]]] = [(k, d, None) for k, d in plain]
     expected += [("to-first", b"first", None), ("to-second", b"second", None), ("lookalike", lookalike, None)]
     expected += inner
     assert Counter((r.partition_key, r.data, r.explicit_hash_key) for r in records) == Counter(expected)

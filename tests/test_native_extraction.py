@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -421,7 +421,7 @@ def run_at_once(contenders: List[Contender], workdir: Path, world_writable: bool
     processes: List[subprocess.Popen] = []
     try:
         for contender, ready_file in zip(contenders, ready):
-            identity: Dict[str, object] = {}
+            identity: Dict[str, Any] = {}
             if contender.as_nobody:
                 identity = {"user": NOBODY.pw_uid, "group": NOBODY.pw_gid, "extra_groups": []}
             processes.append(subprocess.Popen(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Iterable, Iterator, List, Tuple
 
 import pytest
 
@@ -24,7 +24,7 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setenv(key, value)
 
     # Nested, so cloudpickle ships it by value: executors cannot import this test module.
-    def _executor_of_this_task(_: Iterator[int]) -> Iterator[Tuple[int, int, str]]:
+    def _executor_of_this_task(_: Iterable[int]) -> Iterator[Tuple[int, int, str]]:
         """(python worker pid, executor JVM pid, executor id): walk up /proc to the executor JVM."""
         pid = os.getpid()
         jvm, exec_id = -1, ""
@@ -37,7 +37,8 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
                 break
             stat = Path(f"/proc/{cur}/stat").read_text()
             cur = int(stat[stat.rindex(")") + 2 :].split()[1])
-        import spark_kpl.testing  # executors find the package through the PYTHONPATH spark_conf() sets
+        # Fails the task unless executors find the package through the PYTHONPATH spark_conf() sets.
+        import spark_kpl.testing  # noqa: F401
 
         time.sleep(0.5)  # keep each core busy a moment so the tasks spread over both executors
         yield pid, jvm, exec_id

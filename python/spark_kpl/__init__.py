@@ -9,18 +9,23 @@ consumers dropping duplicates.
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
 from spark_kpl.errors import ProducerFailed, RecordsNotDelivered, SparkKplError, WriteRefused
-from spark_kpl.writer import (WriteResult, producer_settings, producer_stats, write, write_rdd,
-                              write_settings)
+from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
 __all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SparkKplError", "WriteRefused", "WriteResult",
            "__version__", "configure", "jar_path", "producer_settings", "producer_stats", "write", "write_rdd",
            "write_settings"]
 
-Builder = TypeVar("Builder")
+Builder = TypeVar("Builder", bound="_SessionBuilder")
+
+
+class _SessionBuilder(Protocol):
+    """What :func:`configure` needs of a builder: ``SparkSession.builder``'s ``config(key, value)``."""
+
+    def config(self: Builder, key: str, value: str) -> Builder: ...
 
 
 _CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"

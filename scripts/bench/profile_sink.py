@@ -100,8 +100,9 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     import spark_kpl
-    from bench_throughput import KPL_TUNING, records_df
     from spark_kpl.testing.endpoint import KinesisEndpoint
+
+    from bench_throughput import KPL_TUNING, records_df
 
     with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
         spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).config(

@@ -122,19 +122,20 @@ def verdict(measured: Optional[float], goal: float, stretch: Optional[float] = N
 def targets(report: dict) -> str:
     out = ["| workload | target | measured | |", "|---|---|---|---|"]
     for workload, other, goal, stretch in SPEEDUP_TARGETS:
-        sink, base = median_rate(find(report, workload, "sink")), median_rate(find(report, workload, other))
-        measured = sink / base if sink and base else None
-        shown = f"{sink:,.0f} / {base:,.0f} = **{measured:.2f}**" if measured else ""
+        sink_rate, base_rate = median_rate(find(report, workload, "sink")), median_rate(find(report, workload, other))
+        measured = sink_rate / base_rate if sink_rate and base_rate else None
+        shown = f"{sink_rate:,.0f} / {base_rate:,.0f} = **{measured:.2f}**" if measured else ""
         goal_text = f"sink ≥ {goal:g} × {other}" + (f" (stretch {stretch:g} ×)" if stretch else "")
         out.append(f"| {workload} | {goal_text} | {shown} | {verdict(measured, goal, stretch)} |")
     sink = find(report, "A_100B_quota", "sink")
-    if sink and "key_bytes_mean" in sink:  # recorded since the 1 KB workload came in
+    rate = median_rate(sink)
+    if sink and rate is not None and "key_bytes_mean" in sink:  # recorded since the 1 KB workload came in
         ceiling = quota_ceiling(sink)
-        share = median_rate(sink) / ceiling
+        share = rate / ceiling
         out.append(f"| A_100B_quota | sink ≥ {QUOTA_CEILING_SHARE:g} of the 1 MiB/s-per-shard ceiling "
                    f"({sink['stream_shards']} shards × 1 MiB/s ÷ ({sink['record_bytes']} + "
                    f"{sink['key_bytes_mean']:.1f} key) B = {ceiling:,.0f} records/s) | "
-                   f"{median_rate(sink):,.0f} = **{share:.2f}** of it | {verdict(share, QUOTA_CEILING_SHARE)} |")
+                   f"{rate:,.0f} = **{share:.2f}** of it | {verdict(share, QUOTA_CEILING_SHARE)} |")
     for workload in WORKLOADS:
         sink, boto3 = find(report, workload, "sink"), find(report, workload, "boto3")
         if sink and boto3:

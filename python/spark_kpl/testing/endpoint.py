@@ -76,7 +76,7 @@ import traceback
 import warnings
 from collections import Counter, deque
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Deque, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 from spark_kpl.testing._env import LOOPBACK_AWS_ENV
 from spark_kpl.testing.kinesis import Record, _user_records
@@ -323,7 +323,7 @@ class KinesisEndpoint:
         self._server: Optional[_TlsServer] = None
         self._serve_thread: Optional[threading.Thread] = None
         self._clients: Dict[str, Any] = {}
-        self._ops: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = {
+        self._ops: Dict[str, Callable[[Dict[str, Any]], Union[Dict[str, Any], bytes]]] = {
             "PutRecords": self._put_records,
             "PutRecord": self._put_record,
             "ListShards": self._list_shards,
@@ -1027,7 +1027,7 @@ class _TlsServer(http.server.HTTPServer):
                     return
                 self._sockets.add(conn)
             conn.do_handshake()
-            self.RequestHandlerClass(conn, client_address, self)
+            self.finish_request(conn, client_address)
         except (OSError, ValueError, ssl.SSLError):
             pass  # the client went away, or stop() shut the socket
         finally:

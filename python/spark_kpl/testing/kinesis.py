@@ -482,7 +482,7 @@ def _terminate(proc: "subprocess.Popen[bytes]") -> None:
             proc.wait(timeout=_STOP_GRACE)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _aggregated_record_type() -> Any:
     """aws-kinesis-agg's protobuf class for the KPL's ``AggregatedRecord``.
 

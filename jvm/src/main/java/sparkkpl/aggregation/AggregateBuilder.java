@@ -29,7 +29,7 @@ public final class AggregateBuilder {
     /** The KPL's default {@code AggregationMaxSize}: 2 Kinesis payload units of 25 KiB. */
     public static final int DEFAULT_MAX_BYTES = 51_200;
     static final byte[] MAGIC = {(byte) 0xF3, (byte) 0x89, (byte) 0x9A, (byte) 0xC2};
-    private static final int MD5_BYTES = 16;
+    static final int MD5_BYTES = 16;
     private static final int PARTITION_KEY_TABLE = 1;
     private static final int EXPLICIT_HASH_KEY_TABLE = 2;
     private static final int RECORDS = 3;

@@ -2,11 +2,10 @@ package sparkkpl.aggregation;
 
 import java.io.IOException;
 import java.math.BigInteger;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -49,13 +48,41 @@ public final class ShardAggregator implements RecordGrouping {
     /** Where an open aggregate goes: a stream's shard, or (sink-chosen keys) the stream alone. */
     private record Target(String stream, String shardId) {}
 
+    /** An aggregate being filled: its bytes are in the builder; of its records only what the queue needs. */
     private static final class Open {
         final AggregateBuilder builder;
-        final List<TaskRecord> records = new ArrayList<>();
+        /** The first record, which travels as it is if no other joins it. */
+        TaskRecord first;
         BigInteger firstHashKey;
+        long[] rowNumbers = new long[64];
+        int count;
+        long bytes;
 
         Open(int maxBytes) {
             builder = new AggregateBuilder(maxBytes);
+        }
+
+        boolean isEmpty() {
+            return count == 0;
+        }
+
+        void added(TaskRecord record) {
+            if (count == 0) {
+                first = record;
+            }
+            if (count == rowNumbers.length) {
+                rowNumbers = Arrays.copyOf(rowNumbers, 2 * count);
+            }
+            rowNumbers[count++] = record.rowNumber();
+            bytes += record.size();
+        }
+
+        /** Empties it for the next aggregate; the builder is emptied by building or clearing it. */
+        void reset() {
+            first = null;
+            firstHashKey = null;
+            count = 0;
+            bytes = 0;
         }
     }
 
@@ -95,30 +122,34 @@ public final class ShardAggregator implements RecordGrouping {
             return;
         }
         Target target = new Target(record.stream(), shard);
-        Open aggregate = open.computeIfAbsent(target, t -> new Open(maxBytes));
-        TaskRecord joining = ownKey && !aggregate.records.isEmpty()
-            ? withKey(taskRecord, aggregate.records.get(0).record().partitionKey()) : taskRecord;
-        if (!tryAdd(aggregate, joining)) {
+        Open aggregate = open.get(target);
+        if (aggregate == null) { // not computeIfAbsent: its lambda would be an object per row
+            aggregate = new Open(maxBytes);
+            open.put(target, aggregate);
+        }
+        // Sink-chosen keys: the whole aggregate goes under its first record's key.
+        String key = ownKey && !aggregate.isEmpty() ? aggregate.first.record().partitionKey() : record.partitionKey();
+        if (!tryAdd(aggregate, taskRecord, key)) {
             ready.accept(seal(target, aggregate));
-            tryAdd(aggregate, taskRecord); // the next aggregate starts with the record's own key
+            tryAdd(aggregate, taskRecord, record.partitionKey()); // the next aggregate starts with the record's own key
         }
         if (openBytes > MAX_OPEN_BYTES) {
             sealFullest(ready);
         }
     }
 
-    private boolean tryAdd(Open aggregate, TaskRecord taskRecord) {
+    private boolean tryAdd(Open aggregate, TaskRecord taskRecord, String partitionKey) {
         KinesisRecord record = taskRecord.record();
         // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.
-        int before = aggregate.records.isEmpty() ? 0 : aggregate.builder.sizeBytes();
-        if (!aggregate.builder.tryAdd(record.partitionKey(), record.explicitHashKey(), record.data())) {
+        int before = aggregate.isEmpty() ? 0 : aggregate.builder.sizeBytes();
+        if (!aggregate.builder.tryAdd(partitionKey, record.explicitHashKey(), record.data())) {
             return false;
         }
         openBytes += aggregate.builder.sizeBytes() - before;
-        if (aggregate.records.isEmpty()) {
+        if (aggregate.isEmpty()) {
             aggregate.firstHashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
         }
-        aggregate.records.add(taskRecord);
+        aggregate.added(taskRecord);
         return true;
     }
 
@@ -130,12 +161,6 @@ public final class ShardAggregator implements RecordGrouping {
             }
         }
         ready.accept(seal(fullest.getKey(), fullest.getValue()));
-    }
-
-    private static TaskRecord withKey(TaskRecord taskRecord, String partitionKey) {
-        KinesisRecord record = taskRecord.record();
-        return new TaskRecord(new KinesisRecord(record.stream(), partitionKey, null, record.data()),
-            taskRecord.rowNumber(), taskRecord.size());
     }
 
     /**
@@ -182,7 +207,7 @@ public final class ShardAggregator implements RecordGrouping {
     @Override
     public void sealAll(Consumer<KplRecord> ready) {
         for (Map.Entry<Target, Open> entry : open.entrySet()) {
-            if (!entry.getValue().records.isEmpty()) {
+            if (!entry.getValue().isEmpty()) {
                 ready.accept(seal(entry.getKey(), entry.getValue()));
             }
         }
@@ -196,16 +221,19 @@ public final class ShardAggregator implements RecordGrouping {
     }
 
     private KplRecord seal(Target target, Open aggregate) {
-        List<TaskRecord> records = List.copyOf(aggregate.records);
-        aggregate.records.clear();
         openBytes -= aggregate.builder.sizeBytes();
-        if (records.size() == 1) {
+        KplRecord sealed;
+        if (aggregate.count == 1) {
             aggregate.builder.clear();
-            return KplRecord.alone(records.get(0));
+            sealed = KplRecord.alone(aggregate.first);
+        } else {
+            KinesisRecord sent = new KinesisRecord(target.stream(), AGGREGATE_PARTITION_KEY,
+                aggregate.firstHashKey.toString(), aggregate.builder.build());
+            sealed = KplRecord.aggregate(sent, Arrays.copyOf(aggregate.rowNumbers, aggregate.count), aggregate.bytes,
+                target.shardId(), AggregateReader::records);
         }
-        KinesisRecord sent = new KinesisRecord(target.stream(), AGGREGATE_PARTITION_KEY,
-            aggregate.firstHashKey.toString(), aggregate.builder.build());
-        return KplRecord.aggregate(sent, records, target.shardId());
+        aggregate.reset();
+        return sealed;
     }
 
     /**

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 /**
  * One task's records on their way into the shared producer. Its {@link RecordGrouping} turns the
@@ -30,6 +31,8 @@ public final class TaskFeed {
     private final RecordGrouping grouping;
     /** KPL records the grouping just completed, not holding room yet. */
     private final List<KplRecord> sealed = new ArrayList<>();
+    /** Hands a completed KPL record to {@link #sealed}: one object, not one per row. */
+    private final Consumer<KplRecord> seal = sealed::add;
     /** KPL records holding room, not handed to the KPL yet. */
     private final List<KplRecord> pending = new ArrayList<>();
     /** The task records the pending KPL records carry. */
@@ -61,7 +64,7 @@ public final class TaskFeed {
     }
 
     private void group(TaskRecord record) throws IOException, InterruptedException, TimeoutException {
-        grouping.add(record, sealed::add);
+        grouping.add(record, seal);
         queueSealed();
         if (pendingCarried >= BATCH_RECORDS) {
             handOff();
@@ -94,7 +97,7 @@ public final class TaskFeed {
      * fails the task, the records after it are not sent.
      */
     public void send() throws IOException, InterruptedException, TimeoutException {
-        grouping.sealAll(sealed::add);
+        grouping.sealAll(seal);
         queueSealed();
         handOff();
     }

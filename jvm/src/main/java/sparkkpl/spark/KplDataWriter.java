@@ -77,10 +77,12 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             producer = ProducerRegistry.acquire(config);
             feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping);
         }
-        inFeed("writing to Kinesis stream '" + record.stream() + "'", () -> {
+        try { // not through inFeed: its message and step would be two objects per row
             feed.resendMisplaced();
             feed.add(record, rowNumber);
-        });
+        } catch (TimeoutException | InterruptedException e) {
+            throw feedFailed("writing to Kinesis stream '" + record.stream() + "'", e);
+        }
     }
 
     /** A step of the task's feed, which may wait for room under the queue limit or for acknowledgements. */
@@ -91,12 +93,17 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private void inFeed(String doing, FeedStep step) throws IOException {
         try {
             step.run();
-        } catch (TimeoutException e) {
-            throw new IOException("Spark partition " + partitionId + ", " + doing + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("Spark partition " + partitionId + " was interrupted " + doing, e);
+        } catch (TimeoutException | InterruptedException e) {
+            throw feedFailed(doing, e);
         }
+    }
+
+    private IOException feedFailed(String doing, Exception cause) {
+        if (cause instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+            return new IOException("Spark partition " + partitionId + " was interrupted " + doing, cause);
+        }
+        return new IOException("Spark partition " + partitionId + ", " + doing + ": " + cause.getMessage(), cause);
     }
 
     private void refusedByKpl(KinesisRecord record, long refusedRow, IllegalArgumentException error) throws IOException {

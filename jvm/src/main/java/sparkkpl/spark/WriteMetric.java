@@ -20,6 +20,7 @@ public enum WriteMetric {
     PEAK_OUTSTANDING_BYTES("most bytes an executor's producer had outstanding", false),
     TASKS("tasks that committed", true);
 
+    private final String key = name().toLowerCase(Locale.ROOT);
     private final String description;
     private final boolean additive;
 
@@ -30,7 +31,7 @@ public enum WriteMetric {
 
     /** {@code records_written}: as the Python result object names it. */
     public String key() {
-        return name().toLowerCase(Locale.ROOT);
+        return key; // Spark asks for the task's metrics every 100 rows
     }
 
     public String description() {

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.Test;
+import sparkkpl.producer.KinesisRecord;
 import software.amazon.kinesis.producer.protobuf.Messages;
 import software.amazon.kinesis.retrieval.AggregatorUtil;
 import software.amazon.kinesis.retrieval.KinesisClientRecord;
@@ -59,6 +60,18 @@ public class AggregateBuilderTest {
             assertEquals(sent.explicitHashKey, got.explicitHashKey());
             assertArrayEquals(sent.data, bytes(got.data()));
         }
+    }
+
+    @Test
+    public void theReaderGivesBackEveryRecordWithItsKeysInOrder() {
+        AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
+        builder.tryAdd("a", null, data("1"));
+        builder.tryAdd("b", "42", data("2"));
+        builder.tryAdd("a", "42", data("3"));
+        List<KinesisRecord> read = AggregateReader.records(new KinesisRecord("s", "x", "7", builder.build()));
+
+        assertEquals(List.of("s:a:null:1", "s:b:42:2", "s:a:42:3"), read.stream().map(r -> r.stream() + ":"
+            + r.partitionKey() + ":" + r.explicitHashKey() + ":" + new String(r.data(), StandardCharsets.UTF_8)).toList());
     }
 
     @Test

@@ -3,6 +3,7 @@ package sparkkpl.aggregation;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +48,26 @@ public class ShardAggregatorTest {
         for (KplRecord record : handedOn) {
             assertEquals(1, record.carried().stream().map(r -> r.record().partitionKey()).distinct().count());
             assertEquals("sink-chosen keys route anywhere", null, record.targetShard());
+        }
+    }
+
+    @Test
+    public void anOutstandingAggregateKeepsRowNumbersOnlyAndReadsItsRecordsBackInOrder() {
+        for (long row = 1; row <= 3; row++) {
+            byte[] data = ("row " + row).getBytes(StandardCharsets.UTF_8);
+            aggregator.add(new TaskRecord(new KinesisRecord("s", "key-" + row, null, data), row, 10), handedOn::add);
+        }
+        aggregator.sealAll(handedOn::add);
+
+        KplRecord aggregate = handedOn.get(0);
+        assertEquals("the room it holds is what its records reserved", 30, aggregate.bytes());
+        List<TaskRecord> carried = aggregate.carried();
+        assertEquals(List.of(1L, 2L, 3L), carried.stream().map(TaskRecord::rowNumber).toList());
+        assertEquals(List.of("row 1", "row 2", "row 3"),
+            carried.stream().map(r -> new String(r.record().data(), StandardCharsets.UTF_8)).toList());
+        for (TaskRecord record : carried) {
+            assertEquals("s", record.record().stream());
+            assertEquals("sink-chosen keys: the first record's key", "key-1", record.record().partitionKey());
         }
     }
 

@@ -145,11 +145,12 @@ public class TaskAcksTest {
     private static final String SHARD_1 = "shardId-000000000001";
 
     private static KplRecord aggregate(String targetShard, long... rows) {
-        List<TaskRecord> carried = new ArrayList<>();
+        List<KinesisRecord> inside = new ArrayList<>();
         for (long row : rows) {
-            carried.add(taskRecord(row));
+            inside.add(taskRecord(row).record());
         }
-        return KplRecord.aggregate(new KinesisRecord("s", "a", "1", new byte[10]), carried, targetShard);
+        return KplRecord.aggregate(new KinesisRecord("s", "a", "1", new byte[10]), rows, 3L * rows.length, targetShard,
+            aggregate -> inside);
     }
 
     private static UserRecordResult storedIn(String shardId) {
