@@ -30,6 +30,7 @@ def _snapshot_jar() -> None:
 _snapshot_jar()
 
 from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl.testing.connect import ConnectServer, connect_unavailable  # noqa: E402
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
 from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
 
@@ -43,7 +44,7 @@ TEST_SPARK_CONF: Dict[str, str] = {
 _stream_numbers = itertools.count()
 
 #: Tests using these run on both Spark lines (scripts/test.sh selects them with -m uses_spark).
-_SPARK_FIXTURES = {"spark", "cluster", "cluster_spark"}
+_SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -147,3 +148,25 @@ def cluster_spark(cluster: StandaloneCluster):
     session = _session(cluster.master_url, cluster.spark_conf())
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def connect_server() -> Iterator[ConnectServer]:
+    """A Spark Connect server (a local-mode driver JVM) with the sink's jar, on a loopback port."""
+    reason = connect_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with ConnectServer(str(spark_kpl.jar_path()), conf=TEST_SPARK_CONF) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def connect_spark(connect_server: ConnectServer):
+    """A Spark Connect client session of that server: no JVM in this process."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote(connect_server.url).getOrCreate()
+    yield session
+    session.stop()
+    # PySpark marks the process as a Connect client for good; later modules' sessions are classic.
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)

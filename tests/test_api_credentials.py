@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
@@ -62,6 +61,6 @@ def test_static_keys_write_end_to_end_and_stay_secret(spark, kinesis, stream, jv
 
 def test_a_profile_that_does_not_exist_is_a_clear_error(spark, kinesis, stream):
     rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'awsProfile' \(spark.kpl.awsProfile\): no profile 'nobody-has-this'"):
         spark_kpl.write(rows, stream, awsProfile="nobody-has-this", **kinesis.kpl_options())

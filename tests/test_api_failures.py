@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 
 import pytest
 from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl.testing.delivery import numbered_rows, wait_for, write_in_background
+from spark_kpl.testing.endpoint import Faults
+from spark_kpl.testing.processes import daemons_placed_in
 
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
@@ -34,6 +38,45 @@ def test_a_record_kinesis_fails_fails_the_task_naming_stream_key_and_error(spark
     assert f"Kinesis finally failed the record for stream '{MISSING_STREAM}', partition key 'key-" in message
     assert "Expired" in message and "ResourceNotFoundException" in message
     assert "of Spark partition 0" in message
+
+
+def test_spark_kpl_write_raises_records_not_delivered_with_the_first_failed_record(spark, kinesis, stream):
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
+        spark_kpl.write(rows_partly_to_a_missing_stream(spark, stream), None, partition_key="partitionKey",
+                        target_stream="streamName", **kinesis.kpl_options(), **FAST_EXPIRY)
+    error = failure.value
+    assert (error.stream, error.spark_partition, error.column, error.error_code) == (MISSING_STREAM, 0, None, "Expired")
+    # Rows 1, 6, 11 and 16 (ids 0, 5, 10, 15) target the missing stream; Kinesis fails them together.
+    assert error.row in (1, 6, 11, 16) and error.partition_key == f"key-{error.row - 1}"
+    assert error.explicit_hash_key is None
+    assert "ResourceNotFoundException" in error.error_message
+    assert str(error).startswith(f"Row {error.row} of Spark partition 0: Kinesis finally failed the record for "
+                                 f"stream '{MISSING_STREAM}', partition key '{error.partition_key}': Expired: ")
+    assert "Kinesis finally failed the record" in str(error.__cause__)
+
+
+def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_its_column(spark, kinesis, stream):
+    rows = spark.range(3, numPartitions=1).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.when(F.col("id") == 1, F.lit("")).otherwise(F.format_string("key-%d", "id")).alias("partitionKey"))
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
+        spark_kpl.write(rows, stream, partition_key="partitionKey", **kinesis.kpl_options())
+    error = failure.value
+    assert (error.stream, error.partition_key, error.spark_partition, error.row, error.column, error.error_code) == (
+        stream, "", 0, 2, "partitionKey", "InvalidPartitionKey")
+    assert error.error_message == "partition key must have 1 to 256 characters, has 0"
+    assert str(error) == "Row 2 of Spark partition 0, column 'partitionKey': partition key must have 1 to 256 " \
+                         "characters, has 0"
+
+
+def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(ValueError) as failure:
+        spark_kpl.write(rows, stream, nullData="drop", **kinesis.kpl_options())
+    assert isinstance(failure.value, spark_kpl.WriteRefused)
+    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
+                                  "expected one of fail, skip, got 'drop'")
+    assert isinstance(failure.value.__cause__, IllegalArgumentException)
 
 
 def test_with_fail_on_error_false_failures_are_counted_and_dead_lettered(spark, kinesis, stream, tmp_path):
@@ -83,12 +126,36 @@ def test_failures_are_logged_in_bounded_volume(spark, kinesis, stream, jvm_log):
 
 def test_dead_letter_path_without_fail_on_error_false_is_an_error(spark, kinesis, stream, tmp_path):
     rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(IllegalArgumentException, match="'deadLetterPath' needs failOnError=false"):
+    with pytest.raises(spark_kpl.WriteRefused, match="'deadLetterPath' needs failOnError=false"):
         spark_kpl.write(rows, stream, deadLetterPath=str(tmp_path), **kinesis.kpl_options())
 
 
 def test_a_bad_fail_on_error_value_names_option_and_conf_key(spark, kinesis, stream):
     rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'failOnError' \(spark.kpl.failOnError\): expected true or false, got 'maybe'"):
         spark_kpl.write(rows, stream, failOnError="maybe", **kinesis.kpl_options())
+
+
+def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spark, endpoint, tmp_path):
+    stream, native = "producer-failed", tmp_path / "native"
+    endpoint.create_stream(stream, shards=1)
+    # One slow shard, unaggregated: the KPL holds thousands of records when its daemon is killed.
+    endpoint.set_faults(Faults(shard_records_per_second=300))
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    try:
+        thread, outcome = write_in_background(
+            spark, numbered_rows(spark, 3000, partitions=1), stream, **endpoint.kpl_options(),
+            AggregationEnabled="false", RecordTtl="120000", failOnError="false", nativeDir=str(native))
+        wait_for(lambda: sum(s["kplOutstandingRecords"] for s in spark_kpl.producer_stats(spark)) >= 1000, 60,
+                 "1000 records held by the KPL")
+        os.kill(wait_for(lambda: daemons_placed_in([jvm], native), 10, "the write's KPL daemon")[0], signal.SIGKILL)
+        thread.join(120)
+    finally:
+        endpoint.set_faults(Faults())
+        endpoint.delete_stream(stream)
+    error = outcome.get("error")
+    assert isinstance(error, spark_kpl.ProducerFailed), f"got {outcome}"
+    assert not isinstance(error, spark_kpl.RecordsNotDelivered)
+    assert 1 <= error.records_in_doubt <= error.records_added <= 3000
+    assert "The KPL producer failed at least" in str(error.__cause__)

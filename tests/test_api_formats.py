@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
@@ -60,7 +59,7 @@ def avro_module_loaded(spark):
 def test_format_avro_without_the_avro_module_names_the_package(spark, kinesis, stream):
     if avro_module_loaded(spark):
         pytest.skip("this Spark has its Avro module")
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"format=avro needs Spark's Avro module.*org.apache.spark:spark-avro_2\.1[23]:3"):
         spark_kpl.write(people(spark), stream, format="avro", **kinesis.kpl_options())
 
@@ -110,7 +109,7 @@ def test_write_rdd_names_the_record_it_cannot_serialize(spark, kinesis, stream):
 
 
 def test_a_bad_format_names_the_choices(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'format' \(spark.kpl.format\): expected one of raw, json, avro, got 'xml'"):
         spark_kpl.write(spark.range(1).select(F.lit("x").alias("data")), stream, format="xml",
                         **kinesis.kpl_options())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
@@ -77,5 +76,5 @@ def test_explicit_hash_key_expression_routes_to_the_owning_shard(spark, kinesis,
     ({"partitioner": "hash"}, {}, r"'partitioner' \(spark.kpl.partitioner\): expected one of random, fixed, column"),
 ])
 def test_contradictory_or_bad_partitioning_is_an_error(spark, kinesis, stream, options, columns, message):
-    with pytest.raises(IllegalArgumentException, match=message):
+    with pytest.raises(spark_kpl.WriteRefused, match=message):
         spark_kpl.write(payloads(spark, 1, 1), stream, **columns, **options, **kinesis.kpl_options())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
@@ -33,7 +32,7 @@ def payloads(spark, count, partitions):
 
 
 def test_speculation_is_refused_unless_duplicates_are_allowed(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException, match="spark.speculation=true runs duplicate attempts"):
+    with pytest.raises(spark_kpl.WriteRefused, match="spark.speculation=true runs duplicate attempts"):
         spark_kpl.write(payloads(spark, 1, 1), stream, **kinesis.kpl_options())
 
 

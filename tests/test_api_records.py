@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 
 import pytest
-from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
@@ -19,8 +18,9 @@ def sized_rows(spark, sizes):
 
 def test_a_record_over_max_record_bytes_fails_naming_row_and_limit(spark, kinesis, stream):
     rows = sized_rows(spark, [10, (1 << 20) - 1])
-    with pytest.raises(Exception, match=r"Row 2 of Spark partition 0, column 'data': the record has 1048577 bytes "
-                                        r"\(data 1048575 plus partition key\), over maxRecordBytes=1048576"):
+    with pytest.raises(spark_kpl.RecordsNotDelivered,
+                       match=r"Row 2 of Spark partition 0, column 'data': the record has 1048577 bytes "
+                             r"\(data 1048575 plus partition key\), over maxRecordBytes=1048576"):
         spark_kpl.write(rows, stream, partition_key="partitionKey", **kinesis.kpl_options())
 
 
@@ -36,13 +36,13 @@ def test_records_over_the_limit_are_dead_lettered_the_rest_arrive(spark, kinesis
 
 
 def test_max_record_bytes_is_capped_at_the_kpl_limit(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'maxRecordBytes' \(spark.kpl.maxRecordBytes\): expected 1 to 10485760"):
         spark_kpl.write(sized_rows(spark, [1]), stream, maxRecordBytes=20_000_000, **kinesis.kpl_options())
 
 
 def test_the_kpl_size_property_is_refused_in_favour_of_max_record_bytes(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException, match="Set the option 'maxRecordBytes' instead"):
+    with pytest.raises(spark_kpl.WriteRefused, match="Set the option 'maxRecordBytes' instead"):
         spark_kpl.write(sized_rows(spark, [1]), stream, MaxUserRecordSize=2000, **kinesis.kpl_options())
 
 
@@ -52,7 +52,7 @@ def null_data_rows(spark):
 
 
 def test_null_data_fails_by_default_naming_row_and_column(spark, kinesis, stream):
-    with pytest.raises(Exception, match=r"Row 1 of Spark partition 0, column 'data': data is null"):
+    with pytest.raises(spark_kpl.RecordsNotDelivered, match=r"Row 1 of Spark partition 0, column 'data': data is null"):
         spark_kpl.write(null_data_rows(spark), stream, **kinesis.kpl_options())
 
 
@@ -63,6 +63,6 @@ def test_null_data_skip_counts_skipped_rows(spark, kinesis, stream):
 
 
 def test_a_bad_null_data_value_names_the_choices(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException,
+    with pytest.raises(spark_kpl.WriteRefused,
                        match=r"'nullData' \(spark.kpl.nullData\): expected one of fail, skip, got 'drop'"):
         spark_kpl.write(null_data_rows(spark), stream, nullData="drop", **kinesis.kpl_options())

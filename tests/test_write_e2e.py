@@ -85,12 +85,12 @@ def test_config_keys_configure_the_producer_and_options_win(spark, kinesis, stre
 
 
 def test_unknown_option_is_an_error_naming_it(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException, match="option 'RecordMaxBuferedTime'"):
+    with pytest.raises(spark_kpl.WriteRefused, match="option 'RecordMaxBuferedTime'"):
         spark_kpl.write(numbered_rows(spark, 10, 1), stream, RecordMaxBuferedTime=100, **kinesis.kpl_options())
 
 
 def test_bad_kpl_value_is_an_error_naming_the_property(spark, kinesis, stream):
-    with pytest.raises(IllegalArgumentException, match="KPL property 'RateLimit'"):
+    with pytest.raises(spark_kpl.WriteRefused, match="KPL property 'RateLimit'"):
         spark_kpl.write(numbered_rows(spark, 10, 1), stream, **{**kinesis.kpl_options(), "RateLimit": "fast"})
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
+from spark_kpl.errors import translated
+
 if TYPE_CHECKING:
     from pyspark import RDD
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 ColumnLike = Union[str, "Column"]
 
@@ -74,6 +78,28 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
     return {name: _option_value(name, value) for name, value in options.items() if value is not None}
 
 
+#: The sink's internal option that names a write, for its writeResult report.
+_WRITE_ID_OPTION = "sparkkpl.writeId"
+
+
+@contextlib.contextmanager
+def _sink_errors() -> Iterator[None]:
+    """Raise the sink's failures as spark_kpl exceptions, Spark's error kept as their cause."""
+    try:
+        yield
+    except Exception as error:
+        ours = translated(error)
+        if ours is None:
+            raise
+        raise ours from error
+
+
+def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:
+    """One of the sink's reports, read through the data source itself: the same call on a classic
+    session and on Spark Connect, where Python cannot reach the JVM."""
+    return spark.read.format("kpl").option("report", report).options(**options).load().collect()
+
+
 def write(
     df: "DataFrame",
     stream: Optional[str],
@@ -96,8 +122,11 @@ def write(
     properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
     ``spark.kpl.*`` config keys.
 
-    Returns once every task has committed, that is once Kinesis acknowledged every record; raises if
-    any record finally failed.
+    Returns once every task has committed, that is once Kinesis acknowledged every record. Raises
+    :class:`spark_kpl.RecordsNotDelivered` when a record finally failed (with ``failOnError``, the
+    default), :class:`spark_kpl.WriteRefused` (a ``ValueError``) when the sink refuses an option, key
+    or column before any task starts, and :class:`spark_kpl.ProducerFailed` when the KPL producer
+    itself failed. Works the same on a classic session and on Spark Connect.
 
     Examples
     --------
@@ -117,8 +146,9 @@ def write(
     java_options = _java_options(options)
     if stream is not None:
         java_options["streamName"] = stream
+    spark = df.sparkSession
     # As the sink will resolve them, spark.kpl.* keys included; a bad option fails here already.
-    settings = _resolve(df.sparkSession, java_options)
+    settings = _resolve(spark, java_options)
     if target_stream is None and "spark.kpl.streamName" not in settings:
         raise ValueError("give a stream, or target_stream naming each row's stream, or set the "
                          "spark.kpl.streamName config key")
@@ -141,9 +171,12 @@ def write(
             raise ValueError(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
-    shaped = df.select(*columns)
-    summary: Mapping[str, Any] = _python_api(df.sparkSession).write(shaped._jdf, java_options)
-    return WriteResult(**{name: int(summary[name]) for name in WriteResult.__dataclass_fields__})
+    write_id = str(uuid.uuid4())
+    with _sink_errors():
+        (df.select(*columns).write.format("kpl").options(**java_options).option(_WRITE_ID_OPTION, write_id)
+         .mode("append").save())
+    (figures,) = _report(spark, "writeResult", {"writeId": write_id})
+    return WriteResult(**{name: int(figures[name]) for name in WriteResult.__dataclass_fields__})
 
 
 Serializer = Callable[[Any], Union[bytes, bytearray, str]]
@@ -222,34 +255,33 @@ def write_rdd(
     return write(frame, stream, partition_key="partitionKey", **options)
 
 
-def _python_api(spark: "SparkSession") -> Any:
-    """The sink's entry point for Python (``sparkkpl.spark.PythonApi``) in the session's driver JVM."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # pyspark sets it when it starts the session's SparkContext, never unsets it
-    return jvm.sparkkpl.spark.PythonApi
+def _per_producer(rows: List["Row"]) -> List[Dict[str, Any]]:
+    producers: Dict[int, Dict[str, Any]] = {}
+    for row in rows:
+        producers.setdefault(row["producer"], {})[row["setting"]] = row["value"]
+    return [producers[number] for number in sorted(producers)]
 
 
-def producer_stats(spark: "SparkSession") -> list:
+def producer_stats(spark: "SparkSession") -> List[Dict[str, int]]:
     """Live figures of the driver JVM's producers (in local mode, those the tasks use)."""
-    stats = _python_api(spark).producerStats()
-    return [{key: int(value) for key, value in entry.items()} for entry in stats]
+    return _per_producer(_report(spark, "producerStats", {}))
 
 
 def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
     """What a write with these options would run with, by ``spark.kpl.*`` key: every sink option
     (given or default) and every KPL property given, resolved against the session's ``spark.kpl.*``
     keys exactly as a write resolves them. Secrets show as ``***``. A bad option or key raises the
-    error the write would, naming it; nothing is contacted."""
+    :class:`spark_kpl.WriteRefused` the write would, naming it; nothing is contacted."""
     return _resolve(spark, _java_options(options))
 
 
 def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
-    return dict(_python_api(spark).writeSettings(java_options).items())
+    with _sink_errors():
+        return {row["setting"]: row["value"] for row in _report(spark, "writeSettings", java_options)}
 
 
 def producer_settings(spark: "SparkSession") -> List[Dict[str, str]]:
     """What each live producer of the driver JVM (in local mode, those the tasks use) runs with,
     by ``spark.kpl.*`` key: the sink options that shape it and every KPL property as handed to the
     KPL, defaults and the sink's own settings included. Secrets show as ``***``."""
-    settings = _python_api(spark).producerSettings()
-    return [dict(entry.items()) for entry in settings]
+    return _per_producer(_report(spark, "producerSettings", {}))

@@ -187,7 +187,7 @@ public final class ProducerRegistry {
         }
     }
 
-    /** Live figures of every producer of this JVM (the driver's, read through {@code sc._jvm}). */
+    /** Live figures of every producer of this JVM (the driver's: its producerStats report). */
     public static List<Map<String, Long>> stats() {
         List<Map<String, Long>> stats = new ArrayList<>();
         synchronized (ENTRIES) {

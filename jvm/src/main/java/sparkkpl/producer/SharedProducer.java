@@ -177,7 +177,7 @@ public final class SharedProducer {
         return settings;
     }
 
-    /** Live figures, readable from the driver through {@code sc._jvm}. */
+    /** Live figures, which the driver shows in its producerStats report. */
     public Map<String, Long> stats() {
         OutstandingLimit.Usage usage = limit.usage();
         Map<String, Long> stats = new LinkedHashMap<>();

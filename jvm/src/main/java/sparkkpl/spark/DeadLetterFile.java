@@ -119,18 +119,23 @@ final class DeadLetterFile {
 
     static String toJson(FailedRecord failure, int sparkPartition) {
         var record = failure.record();
-        StringBuilder json = new StringBuilder(256).append('{');
-        field(json, "data", record.data() == null ? null : Base64.getEncoder().encodeToString(record.data()));
-        field(json, "partitionKey", record.partitionKey());
-        field(json, "explicitHashKey", record.explicitHashKey());
-        field(json, "stream", record.stream());
-        field(json, "errorCode", failure.errorCode());
-        field(json, "errorMessage", failure.errorMessage());
-        json.append("\"sparkPartition\":").append(sparkPartition).append(",\"row\":").append(failure.rowNumber());
-        return json.append("}\n").toString();
+        String data = record.data() == null ? null : Base64.getEncoder().encodeToString(record.data());
+        return "{" + field("data", data) + "," + describe(failure, sparkPartition) + "}\n";
     }
 
-    private static void field(StringBuilder json, String name, String value) {
-        json.append('"').append(name).append("\":").append(JsonText.quoted(value)).append(',');
+    /**
+     * The record's JSON fields other than its data: also what a failOnError error carries (see
+     * {@link FailedRecords}), where the data could be megabytes.
+     */
+    static String describe(FailedRecord failure, int sparkPartition) {
+        var record = failure.record();
+        return String.join(",", field("partitionKey", record.partitionKey()),
+            field("explicitHashKey", record.explicitHashKey()), field("stream", record.stream()),
+            field("errorCode", failure.errorCode()), field("errorMessage", failure.errorMessage()),
+            "\"sparkPartition\":" + sparkPartition, "\"row\":" + failure.rowNumber());
+    }
+
+    private static String field(String name, String value) {
+        return "\"" + name + "\":" + JsonText.quoted(value);
     }
 }

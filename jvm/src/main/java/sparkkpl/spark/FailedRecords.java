@@ -4,6 +4,8 @@ import java.io.IOException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.producer.FailedRecord;
+import sparkkpl.util.ErrorTag;
+import sparkkpl.util.JsonText;
 
 /**
  * One task's records that will not reach Kinesis. With {@code failOnError} the first one fails the
@@ -31,7 +33,7 @@ final class FailedRecords {
         count++;
         if (failOnError) {
             String problem = describe(failure) + ". Rows before it were accepted and are sent; this task fails "
-                + "(failOnError=false would count it and carry on)";
+                + "(failOnError=false would count it and carry on)" + errorTag(failure);
             if (failure.column() != null) {
                 throw new IllegalArgumentException(problem);
             }
@@ -43,6 +45,12 @@ final class FailedRecords {
         if (deadLetters != null) {
             deadLetters.write(failure, partitionId);
         }
+    }
+
+    /** What spark_kpl raises as RecordsNotDelivered: the dead letter's fields but the data, and the column. */
+    private String errorTag(FailedRecord failure) {
+        return ErrorTag.of("RecordsNotDelivered", "{" + DeadLetterFile.describe(failure, partitionId)
+            + ",\"column\":" + JsonText.quoted(failure.column()) + "}");
     }
 
     String describe(FailedRecord failure) {

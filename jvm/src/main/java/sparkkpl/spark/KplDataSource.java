@@ -8,7 +8,10 @@ import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The Spark data source {@code kpl}: {@code df.write.format("kpl").option("streamName", s).mode("append").save()}. */
+/**
+ * The Spark data source {@code kpl}: {@code df.write.format("kpl").option("streamName", s).mode("append").save()};
+ * read, it answers the sink's reports ({@code spark.read.format("kpl").option("report", ...)}).
+ */
 public final class KplDataSource implements TableProvider, DataSourceRegister {
     public static final String SHORT_NAME = "kpl";
 
@@ -17,11 +20,13 @@ public final class KplDataSource implements TableProvider, DataSourceRegister {
         return SHORT_NAME;
     }
 
-    /** Spark asks only when reading; Kinesis records have no schema to infer. */
+    /** Spark asks only when reading, which the sink answers with its reports only (see {@link SinkReport}). */
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
-        throw new UnsupportedOperationException("The kpl data source only writes to Kinesis; read a stream "
-            + "with a Kinesis consumer instead");
+        return SinkReport.requested(options).map(SinkReport::schema).orElseThrow(() ->
+            new UnsupportedOperationException("The kpl data source only writes to Kinesis; read a stream with a "
+                + "Kinesis consumer instead (reading format kpl answers only the sink's reports, "
+                + "option 'report')"));
     }
 
     /** The table takes the schema of the DataFrame being written. */
@@ -32,6 +37,7 @@ public final class KplDataSource implements TableProvider, DataSourceRegister {
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-        return new KplTable(schema);
+        return SinkReport.requested(new CaseInsensitiveStringMap(properties))
+            .<Table>map(SinkReportTable::new).orElseGet(() -> new KplTable(schema));
     }
 }

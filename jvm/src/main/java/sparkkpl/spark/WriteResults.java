@@ -3,7 +3,7 @@ package sparkkpl.spark;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Hands a committed write's summary from the sink to the Python API's call on the driver. */
+/** Keeps a committed write's summary on the driver, by write id, until its writeResult report is read. */
 final class WriteResults {
     private static final Map<String, WriteSummary> RESULTS = new ConcurrentHashMap<>();
 

@@ -1,0 +1,152 @@
+package sparkkpl.spark;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.unsafe.types.UTF8String;
+import sparkkpl.config.WriteConfig;
+import sparkkpl.producer.ProducerRegistry;
+
+/**
+ * What {@code spark.read.format("kpl").option("report", name)} answers: a few rows the driver
+ * holds, through Spark's own DataFrame API. It is how {@code spark_kpl} reads a write's figures and
+ * settings on any session, a Spark Connect session included, where Python cannot call the JVM.
+ */
+enum SinkReport {
+    /** One row of a write's figures, by the id the write was given (option {@code writeId}); read once. */
+    WRITE_RESULT("writeResult") {
+        @Override
+        StructType schema() {
+            StructType schema = new StructType();
+            for (WriteMetric metric : WriteMetric.values()) {
+                schema = schema.add(metric.key(), DataTypes.LongType, false);
+            }
+            return schema;
+        }
+
+        @Override
+        List<InternalRow> rows(Map<String, String> options) {
+            String writeId = new CaseInsensitiveStringMap(options).get(WRITE_ID_OPTION);
+            if (writeId == null) {
+                throw new IllegalArgumentException("Option 'report'=writeResult needs the option '" + WRITE_ID_OPTION
+                    + "', the id the write was given");
+            }
+            Map<String, Long> figures = WriteResults.take(writeId).toMap();
+            return List.of(new GenericInternalRow(figures.values().toArray()));
+        }
+    },
+    /** (setting, value): what a write with the other options would run with; bad ones fail, naming them. */
+    WRITE_SETTINGS("writeSettings") {
+        @Override
+        StructType schema() {
+            return new StructType().add("setting", DataTypes.StringType, false).add("value", DataTypes.StringType);
+        }
+
+        @Override
+        List<InternalRow> rows(Map<String, String> options) {
+            List<InternalRow> rows = new ArrayList<>();
+            WriteConfig.resolve(KplTable.sessionConf(), options).settings().forEach((setting, value) ->
+                rows.add(new GenericInternalRow(new Object[] {text(setting), text(value)})));
+            return rows;
+        }
+    },
+    /** (producer, setting, value): what each producer of the driver JVM runs with. */
+    PRODUCER_SETTINGS("producerSettings") {
+        @Override
+        StructType schema() {
+            return perProducer(DataTypes.StringType);
+        }
+
+        @Override
+        List<InternalRow> rows(Map<String, String> options) {
+            return perProducer(ProducerRegistry.settings(), SinkReport::text);
+        }
+    },
+    /** (producer, setting, value): the live figures of each producer of the driver JVM. */
+    PRODUCER_STATS("producerStats") {
+        @Override
+        StructType schema() {
+            return perProducer(DataTypes.LongType);
+        }
+
+        @Override
+        List<InternalRow> rows(Map<String, String> options) {
+            return perProducer(ProducerRegistry.stats(), value -> value);
+        }
+    };
+
+    static final String OPTION = "report";
+    static final String WRITE_ID_OPTION = "writeId";
+
+    private final String optionValue;
+
+    SinkReport(String optionValue) {
+        this.optionValue = optionValue;
+    }
+
+    abstract StructType schema();
+
+    /**
+     * Runs on the driver when Spark plans the read; {@code options} are the read's, without {@code report}, their
+     * names in any case (Spark Connect hands them on lower-cased).
+     */
+    abstract List<InternalRow> rows(Map<String, String> options);
+
+    String optionValue() {
+        return optionValue;
+    }
+
+    /** The report a read asks for, or empty when the read names none (and so is no report). */
+    static Optional<SinkReport> requested(CaseInsensitiveStringMap options) {
+        String wanted = options.get(OPTION);
+        if (wanted == null) {
+            return Optional.empty();
+        }
+        List<String> names = new ArrayList<>();
+        for (SinkReport report : values()) {
+            if (report.optionValue.equalsIgnoreCase(wanted)) {
+                return Optional.of(report);
+            }
+            names.add(report.optionValue);
+        }
+        throw new IllegalArgumentException("Option 'report': expected one of " + String.join(", ", names)
+            + ", got '" + wanted + "'");
+    }
+
+    /** The read's options as given, less {@code report} itself. */
+    static Map<String, String> otherOptions(CaseInsensitiveStringMap options) {
+        Map<String, String> others = new HashMap<>(options.asCaseSensitiveMap());
+        others.keySet().removeIf(key -> key.toLowerCase(Locale.ROOT).equals(OPTION));
+        return others;
+    }
+
+    private static StructType perProducer(org.apache.spark.sql.types.DataType valueType) {
+        return new StructType().add("producer", DataTypes.IntegerType, false)
+            .add("setting", DataTypes.StringType, false).add("value", valueType);
+    }
+
+    private static <V> List<InternalRow> perProducer(List<Map<String, V>> producers,
+                                                      Function<V, Object> cell) {
+        List<InternalRow> rows = new ArrayList<>();
+        for (int producer = 0; producer < producers.size(); producer++) {
+            for (Map.Entry<String, V> entry : producers.get(producer).entrySet()) {
+                rows.add(new GenericInternalRow(new Object[] {producer, text(entry.getKey()),
+                    cell.apply(entry.getValue())}));
+            }
+        }
+        return rows;
+    }
+
+    private static UTF8String text(String value) {
+        return value == null ? null : UTF8String.fromString(value);
+    }
+}

@@ -1,0 +1,114 @@
+"""The exceptions :func:`spark_kpl.write` raises when the sink fails, classic session or Spark Connect.
+
+Through Spark Connect only a JVM exception's class name and message text reach Python, so the sink
+ends the messages of the failures it names with a tag, ``[spark-kpl <Kind> <JSON object>]``
+(``sparkkpl.util.ErrorTag``), which :func:`translated` reads from the error's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, Optional
+
+__all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "WriteRefused"]
+
+_TAG = re.compile(r"\[spark-kpl (\w+) ")
+#: Where PySpark's message of a JVM error ends and the stack trace it may append begins.
+_JVM_STACKTRACE = "\n\nJVM stacktrace:"
+
+
+class SparkKplError(Exception):
+    """Base of every exception the sink raises through :mod:`spark_kpl`; ``__cause__`` holds Spark's."""
+
+
+class WriteRefused(SparkKplError, ValueError):
+    """The sink refused the write before any task started: an option, a ``spark.kpl.*`` key, a column
+    or a session setting is wrong. The message names it and says what it expects."""
+
+
+class RecordsNotDelivered(SparkKplError):
+    """A record was not delivered and ``failOnError`` (true by default) failed the write.
+
+    Either Kinesis finally failed it (``column`` is None; ``error_code`` is Kinesis's, e.g.
+    ``Expired`` after ``RecordTtl``, with earlier attempts' errors in ``error_message``), or its row
+    could not become a record (``column`` names the column at fault; ``error_code`` is the sink's,
+    e.g. ``InvalidPartitionKey``). ``row`` is the row's 1-based position in Spark partition
+    ``spark_partition``. Rows the task accepted before it were sent; with ``failOnError=False`` the
+    write would have counted this record in ``records_failed`` and carried on.
+    """
+
+    def __init__(self, stream: Optional[str], partition_key: Optional[str], explicit_hash_key: Optional[str],
+                 spark_partition: int, row: int, column: Optional[str], error_code: str, error_message: str):
+        self.stream = stream
+        self.partition_key = partition_key
+        self.explicit_hash_key = explicit_hash_key
+        self.spark_partition = spark_partition
+        self.row = row
+        self.column = column
+        self.error_code = error_code
+        self.error_message = error_message
+        # Worded as the JVM's error and log lines word it (sparkkpl.spark.FailedRecords.describe).
+        where = f"Row {row} of Spark partition {spark_partition}"
+        if column is None:
+            super().__init__(f"{where}: Kinesis finally failed the record for stream '{stream}', partition key "
+                             f"'{partition_key}': {error_code}: {error_message}")
+        else:
+            super().__init__(f"{where}, column '{column}': {error_message}")
+
+    @classmethod
+    def _from_tag(cls, fields: Dict[str, Any]) -> "RecordsNotDelivered":
+        return cls(fields["stream"], fields["partitionKey"], fields["explicitHashKey"], fields["sparkPartition"],
+                   fields["row"], fields["column"], fields["errorCode"], fields["errorMessage"])
+
+
+class ProducerFailed(SparkKplError):
+    """The KPL producer itself failed (its native daemon died, or it lost records), so at least
+    ``records_in_doubt`` of a task's ``records_added`` records may or may not have reached Kinesis.
+
+    Not :class:`RecordsNotDelivered`: nobody refused those records, and ``failOnError=False`` does not
+    cover them. Spark retried the task and it failed each time; running the write again may
+    duplicate records (with ``recordId="prefix"``, :mod:`spark_kpl.dedup` drops them).
+    """
+
+    def __init__(self, records_in_doubt: int, records_added: int):
+        self.records_in_doubt = records_in_doubt
+        self.records_added = records_added
+        super().__init__(f"The KPL producer failed at least {records_in_doubt} of a task's {records_added} "
+                         "records before Kinesis answered for them: they may or may not be in the stream. "
+                         "The JVM's error is this exception's __cause__")
+
+    @classmethod
+    def _from_tag(cls, fields: Dict[str, Any]) -> "ProducerFailed":
+        return cls(fields["recordsInDoubt"], fields["recordsAdded"])
+
+
+_TAGGED = {"RecordsNotDelivered": RecordsNotDelivered._from_tag, "ProducerFailed": ProducerFailed._from_tag}
+
+
+def _first_tag(text: str) -> Optional[SparkKplError]:
+    for match in _TAG.finditer(text):
+        make = _TAGGED.get(match.group(1))
+        if make is None:
+            continue
+        try:
+            fields, _ = json.JSONDecoder().raw_decode(text, match.end())
+            return make(fields)
+        except (ValueError, KeyError, TypeError):
+            continue  # cut short (a message abbreviated on its way): look on
+    return None
+
+
+def translated(error: BaseException) -> Optional[SparkKplError]:
+    """The :mod:`spark_kpl` exception a Spark error from a write stands for, or None for any other."""
+    # Classic: the Py4J error's text holds the JVM stack trace, causes included; Connect: the job's
+    # failure message quotes the task's exception.
+    found = _first_tag(str(error))
+    if found is not None:
+        return found
+    from pyspark.errors import IllegalArgumentException
+
+    # Raised on the driver before the job (a task's error reaches Python as the job's failure).
+    if isinstance(error, IllegalArgumentException):
+        return WriteRefused(str(error).split(_JVM_STACKTRACE)[0])
+    return None

@@ -1,0 +1,147 @@
+"""A Spark Connect server on 127.0.0.1, started from the pip ``pyspark`` package with the sink's jar.
+
+Spark 4 ships the server (``SparkConnectServer``) in pyspark's own jars, so no download is needed.
+The server is a driver JVM in local mode: the sink runs there, and clients reach it through
+``SparkSession.builder.remote(server.url)``. It runs in a process group of its own and is stopped by
+its pid, with every process it started (the KPL daemons among them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Dict, List, Mapping, Optional, Type
+
+from spark_kpl import _CONNECT_SERVER
+from spark_kpl.testing._env import loopback_env
+from spark_kpl.testing.cluster import _descendants, _free_port, _signal, _tail, _wait_gone, spark_home
+
+__all__ = ["ConnectServer", "connect_unavailable"]
+
+
+
+def connect_unavailable() -> Optional[str]:
+    """Why this pyspark cannot run a Connect server and client here, or None when it can."""
+    if not list((Path(spark_home()) / "jars").glob("spark-connect_*.jar")):
+        return "this pyspark ships no Spark Connect server in its jars (Spark 3.5 does not)"
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies("pyspark.sql.connect")
+    except ImportError as missing:
+        return f"the Spark Connect client's packages are not installed: {missing}"
+    return None
+
+
+class ConnectServer:
+    """``spark-submit --class SparkConnectServer`` with ``jar`` on its classpath, on a free loopback port."""
+
+    def __init__(self, jar: str, conf: Optional[Mapping[str, str]] = None, master: str = "local[2]",
+                 start_timeout: float = 120.0, stop_timeout: float = 20.0) -> None:
+        self.jar = jar
+        self.conf: Dict[str, str] = dict(conf or {})
+        self.master = master
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.port = 0
+        self._process: Optional[subprocess.Popen[bytes]] = None
+        self._tmp: Optional[Path] = None
+
+    @property
+    def url(self) -> str:
+        """What a client gives ``SparkSession.builder.remote``."""
+        return f"sc://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "not started"
+        return self._process.pid
+
+    @property
+    def log(self) -> Path:
+        assert self._tmp is not None, "not started"
+        return self._tmp / "server.log"
+
+    def command(self) -> List[str]:
+        """The spark-submit command line, as README's Spark Connect section gives it."""
+        conf = {
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(self.port),
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            **self.conf,
+        }
+        settings = [part for key, value in conf.items() for part in ("--conf", f"{key}={value}")]
+        return [os.path.join(spark_home(), "bin", "spark-submit"), "--class", _CONNECT_SERVER, "--master", self.master,
+                "--jars", self.jar, *settings, "spark-internal"]
+
+    def __enter__(self) -> "ConnectServer":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.stop()
+
+    def start(self) -> "ConnectServer":
+        """Start the server and wait until its port takes connections."""
+        if self._process is not None:
+            raise RuntimeError("Connect server already started")
+        self._tmp = Path(tempfile.mkdtemp(prefix="spark-kpl-connect-"))
+        self.port = _free_port()
+        env = loopback_env()
+        env.update(SPARK_HOME=spark_home(), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=str(self._tmp))
+        with open(self.log, "wb") as out:
+            self._process = subprocess.Popen(self.command(), env=env, cwd=str(self._tmp), stdin=subprocess.DEVNULL,
+                                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._wait_listening()
+        except BaseException as error:
+            tail = _tail(self.log)
+            self.stop()
+            raise RuntimeError(f"Spark Connect server did not come up ({error!r}):\n{tail}") from error
+        return self
+
+    def _wait_listening(self) -> None:
+        assert self._process is not None
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"pid {self._process.pid} exited with {self._process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.5)
+        raise TimeoutError(f"nothing listens on 127.0.0.1:{self.port} after {self.start_timeout}s")
+
+    def stop(self) -> None:
+        """TERM to the server (its shutdown closes the producers), then KILL to whatever of it is left."""
+        process = self._process
+        if process is None:
+            return
+        children = _descendants({process.pid})
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=self.stop_timeout)
+        for pid, start in children.items():
+            _signal(pid, signal.SIGTERM, start)
+        if not _wait_gone(children, self.stop_timeout):
+            for pid, start in children.items():
+                _signal(pid, signal.SIGKILL, start)
+            _wait_gone(children, 5.0)
+        self._process = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
