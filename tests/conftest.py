@@ -29,7 +29,7 @@ def _snapshot_jar() -> None:
 
 _snapshot_jar()
 
-from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl.testing.cluster import StandaloneCluster, stop_process_tree  # noqa: E402
 from spark_kpl.testing.connect import ConnectServer, connect_unavailable  # noqa: E402
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
 from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
@@ -98,6 +98,21 @@ def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
     endpoint.end_outage()
     if name in endpoint.streams:
         endpoint.delete_stream(name)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def driver_jvm_stopped_at_the_end() -> Iterator[None]:
+    """PySpark's driver JVM serves every session of this process and would end only after pytest,
+    when it notices its parent has gone; a producer whose daemon a test killed may meanwhile start
+    daemons for a minute. Stop it, and what it started, by pid."""
+    yield
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    if process is not None:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        stop_process_tree(process, timeout=30)
 
 
 def _session(master: str, conf: Dict[str, str]):

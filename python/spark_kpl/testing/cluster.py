@@ -126,6 +126,25 @@ def _wait_gone(pids: Mapping[int, Optional[int]], timeout: float) -> bool:
     return not any(_alive(p, s) for p, s in pids.items())
 
 
+def stop_process_tree(process: subprocess.Popen, timeout: float) -> None:
+    """TERM to ``process`` (a JVM's shutdown hooks close its KPL producers), KILL if it outlives
+    ``timeout``; then the same to whatever it started that is still running (daemons, workers)."""
+    children = _descendants({process.pid})
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+    for pid, start in children.items():
+        _signal(pid, signal.SIGTERM, start)
+    if not _wait_gone(children, timeout):
+        for pid, start in children.items():
+            _signal(pid, signal.SIGKILL, start)
+        _wait_gone(children, 5.0)
+
+
 def _tail(path: Path, lines: int = 30) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ from typing import Dict, List, Mapping, Optional, Type
 
 from spark_kpl import _CONNECT_SERVER
 from spark_kpl.testing._env import loopback_env
-from spark_kpl.testing.cluster import _descendants, _free_port, _signal, _tail, _wait_gone, spark_home
+from spark_kpl.testing.cluster import _free_port, _tail, spark_home, stop_process_tree
 
 __all__ = ["ConnectServer", "connect_unavailable"]
 
@@ -127,20 +126,7 @@ class ConnectServer:
         process = self._process
         if process is None:
             return
-        children = _descendants({process.pid})
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=self.stop_timeout)
-        for pid, start in children.items():
-            _signal(pid, signal.SIGTERM, start)
-        if not _wait_gone(children, self.stop_timeout):
-            for pid, start in children.items():
-                _signal(pid, signal.SIGKILL, start)
-            _wait_gone(children, 5.0)
+        stop_process_tree(process, self.stop_timeout)
         self._process = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
