@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.KplRecord;
@@ -94,6 +95,9 @@ public final class ShardAggregator implements RecordGrouping {
 
     private final WriteConfig config;
     private final int maxBytes;
+    /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
+    private final long maxRecords;
+    private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
@@ -109,6 +113,8 @@ public final class ShardAggregator implements RecordGrouping {
     public ShardAggregator(WriteConfig config, int maxBytes, boolean sinkChoosesKeys) {
         this.config = config;
         this.maxBytes = maxBytes;
+        this.maxRecords = config.getLong(SinkOption.QUEUE_LIMIT);
+        this.maxRecordBytes = config.getLong(SinkOption.QUEUE_LIMIT_BYTES);
         this.sinkChoosesKeys = sinkChoosesKeys;
     }
 
@@ -140,6 +146,10 @@ public final class ShardAggregator implements RecordGrouping {
 
     private boolean tryAdd(Open aggregate, TaskRecord taskRecord, String partitionKey) {
         KinesisRecord record = taskRecord.record();
+        if (!aggregate.isEmpty()
+                && (aggregate.count >= maxRecords || aggregate.bytes + taskRecord.size() > maxRecordBytes)) {
+            return false;
+        }
         // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.
         int before = aggregate.isEmpty() ? 0 : aggregate.builder.sizeBytes();
         if (!aggregate.builder.tryAdd(partitionKey, record.explicitHashKey(), record.data())) {

@@ -71,6 +71,20 @@ public class ShardAggregatorTest {
         }
     }
 
+    @Test
+    public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
+        ShardAggregator capped = new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("queueLimit", "3",
+            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true);
+        for (long row = 1; row <= 8; row++) {
+            byte[] data = new byte[row <= 6 ? 1 : 20];
+            capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);
+        }
+        capped.sealAll(handedOn::add);
+
+        assertEquals("3 by count, 3 by count, then 20 + 2 + 21 bytes over 25", List.of(3, 3, 1, 1),
+            handedOn.stream().map(KplRecord::count).toList());
+    }
+
     private void add(String stream) {
         added++;
         KinesisRecord record = new KinesisRecord(stream, "key-" + added, null, DATA);
