@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian machine, and nothing twice:
-# JDK 17, Gradle, Node.js (Debian), Python venvs for Spark 4.1 (.venv) and 3.5 (.venv-spark35) (PyPI,
-# pinned), kinesis-local in .tools (npm, pinned).
+# JDK 17, Gradle, Node.js (Debian), one Python venv per Spark line (PyPI, pinned): 4.1 in .venv, and
+# each other line in .venv-sparkNN from python/requirements-sparkNN.txt; kinesis-local in .tools (npm,
+# pinned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# One venv per Spark line the jar supports; the package is installed editable into both.
+# One venv per Spark line the jar supports; the package is installed editable into each.
 install_venv() {
   local venv="$1" requirements="$2"
   if [ ! -x "$venv/bin/python" ]; then
@@ -32,7 +33,10 @@ install_venv() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e python
 }
 install_venv .venv python/requirements-dev.txt
-install_venv .venv-spark35 python/requirements-spark35.txt
+for requirements in python/requirements-spark*.txt; do
+  line=$(basename "$requirements" .txt)
+  install_venv ".venv-${line#requirements-}" "$requirements"
+done
 
 installed_version() {
   node -p 'require("./.tools/node_modules/kinesis-local/package.json").version' 2>/dev/null || true

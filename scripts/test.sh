@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole suite: installs what it needs, builds the jar, runs the JVM unit tests, then pytest
-# end to end on Spark 4.1 (.venv), then every test that runs Spark again on Spark 3.5
-# (.venv-spark35): one jar serves both lines. Extra arguments go to pytest.
+# The whole suite: installs what it needs, builds the jar, runs the JVM unit tests, then pytest end to
+# end on every Spark line the one jar serves: the whole suite on Spark 4.1 (.venv), and every test that
+# runs Spark (marker uses_spark) on 3.5, 4.0 and the newest release (.venv-sparkNN). Extra arguments go
+# to pytest. Times per line: README, "Supported Spark versions".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
@@ -12,19 +13,22 @@ echo "== mypy"
 .venv/bin/mypy --config-file python/pyproject.toml tests  # apart: tests/ has its own example_job module
 scripts/build.sh shadedJar foreignKplJar test
 
-run_pytest() {
-  local label="$1" status=0
-  shift
-  echo "== pytest on $label"
-  "$@" || status=$?
+# pytest on one Spark line; collecting no tests (exit status 5) is a failure here.
+run_pytest_on() {
+  local line="$1" venv="$2" status=0
+  shift 2
+  echo "== pytest on Spark $line ($venv)"
+  "$venv/bin/python" -m pytest tests "$@" || status=$?
   if [ "$status" -eq 5 ]; then
-    echo "test.sh: pytest collected no tests on $label; that is a failure here" >&2
+    echo "test.sh: pytest collected no tests on Spark $line; that is a failure here" >&2
     return 1
   fi
   return "$status"
 }
 
 status=0
-run_pytest "Spark 4.1" .venv/bin/python -m pytest tests "$@" || status=1
-run_pytest "Spark 3.5" .venv-spark35/bin/python -m pytest tests -m uses_spark "$@" || status=1
+run_pytest_on 4.1 .venv "$@" || status=1
+for line in 3.5 4.0 4.3; do
+  run_pytest_on "$line" ".venv-spark${line/./}" -m uses_spark "$@" || status=1
+done
 exit "$status"

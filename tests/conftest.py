@@ -43,12 +43,12 @@ TEST_SPARK_CONF: Dict[str, str] = {
 
 _stream_numbers = itertools.count()
 
-#: Tests using these run on both Spark lines (scripts/test.sh selects them with -m uses_spark).
+#: Tests using these run on every Spark line (scripts/test.sh selects them with -m uses_spark).
 _SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "uses_spark: runs Spark; scripts/test.sh repeats it on Spark 3.5")
+    config.addinivalue_line("markers", "uses_spark: runs Spark; scripts/test.sh runs it on every Spark line")
 
 
 def pytest_collection_modifyitems(items: list) -> None:

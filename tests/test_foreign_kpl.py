@@ -8,9 +8,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import spark_kpl
 
 from example_job import REPO, submit_example_job
+
+pytestmark = pytest.mark.uses_spark  # spark-submit of this Spark line
 
 #: Fetched by the build (build.gradle, foreignKplJar): the last KPL of the com.amazonaws line.
 FOREIGN_KPL = REPO / "build" / "foreign-kpl" / "amazon-kinesis-producer-0.15.12.jar"

@@ -7,9 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pyspark
+import pytest
 
 import spark_kpl
 from spark_kpl.testing.delivery import compare
+
+pytestmark = pytest.mark.uses_spark  # a JVM with this Spark line's jars
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_CLASSES = REPO / "build" / "classes" / "java" / "test"

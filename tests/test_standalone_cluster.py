@@ -13,6 +13,7 @@ from spark_kpl.testing._env import LOOPBACK_AWS_ENV
 from spark_kpl.testing.cluster import StandaloneCluster, _alive
 
 
+@pytest.mark.uses_spark  # a cluster and a driver of this Spark line, without the fixtures
 def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
