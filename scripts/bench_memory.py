@@ -42,7 +42,7 @@ ID_DIGITS = 10
 #: Same for every mode: records wait in the KPL far longer than its 30 s default TTL when unbounded.
 COMMON_OPTIONS = {"RecordTtl": "3600000", "ackTimeoutMs": "3600000"}
 MODES: Dict[str, Dict[str, str]] = {
-    # The sink's defaults: queueLimit 100,000 records, queueLimitBytes 64 MiB.
+    # The sink's defaults: queueLimit 100,000 records, queueLimitBytes 16 MiB.
     "bounded-default": {},
     "bounded-8MiB": {"queueLimitBytes": str(8 * MIB)},
     "unbounded": {"queueLimit": str(10**12), "queueLimitBytes": str(10**15)},
@@ -300,7 +300,7 @@ def plot(runs: List[Dict[str, Any]], meta: Dict[str, Any], path: Path) -> None:
 
 
 def _mode_label(mode: str) -> str:
-    return {"bounded-default": "(queueLimitBytes 64 MiB)", "bounded-8MiB": "(queueLimitBytes 8 MiB)",
+    return {"bounded-default": "(queueLimitBytes 16 MiB)", "bounded-8MiB": "(queueLimitBytes 8 MiB)",
             "unbounded": "(no cap)"}[mode]
 
 

@@ -5,7 +5,7 @@
 // prints it first as {"kpl_settings": ..., "kpl_settings_set": ...} (the latter: what
 // differs from the KPL's defaults). Same records as the benchmark's DataFrame: data = "<i>-"
 // right-padded with 'x' to SIZE bytes, partition key "k<i>". Outstanding records capped as the sink's
-// defaults (100,000 records, 64 MiB) so the loop cannot outrun memory. Before each timed run it prints
+// defaults (SinkOption) so the loop cannot outrun memory. Before each timed run it prints
 // {"ready": run} and waits for a line on stdin (the benchmark reads the endpoint's counters then);
 // after it, one JSON line with the run's figures.
 import java.io.BufferedReader;
@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import sparkkpl.config.KplProperties;
+import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.util.JsonText;
 import sparkkpl.shaded.com.google.common.util.concurrent.FutureCallback;
@@ -28,7 +29,9 @@ import sparkkpl.shaded.software.amazon.kinesis.producer.KinesisProducerConfigura
 import sparkkpl.shaded.software.amazon.kinesis.producer.UserRecordResult;
 
 public class KplLoop {
-    static final long CAP_RECORDS = 100_000, CAP_BYTES = 64L << 20;
+    /** The sink's default queue caps, read from its declarations. */
+    static final long CAP_RECORDS = Long.parseLong(SinkOption.QUEUE_LIMIT.defaultValue().orElseThrow());
+    static final long CAP_BYTES = Long.parseLong(SinkOption.QUEUE_LIMIT_BYTES.defaultValue().orElseThrow());
 
     public static void main(String[] args) throws Exception {
         String stream = args[0];

@@ -15,7 +15,7 @@ public enum SinkOption {
     QUEUE_LIMIT("queueLimit", "100000",
         "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
             + "the adding task flushes and blocks until the producer is below it again."),
-    QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(64L << 20),
+    QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(16L << 20),
         "Most bytes of user data (data plus partition key, as Kinesis counts a record) outstanding per "
             + "producer; same blocking behaviour."),
     ACK_TIMEOUT_MS("ackTimeoutMs", "600000",
