@@ -19,7 +19,9 @@ warm-up, another run) is counted with it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import operator
 import os
 import platform
 import shutil
@@ -83,14 +85,26 @@ def records_df(spark, n: int, size: int, partitions: int, with_id: bool = False)
         F.concat(F.lit("k"), F.col("id").cast("string")).alias("partitionKey"), *ids)
 
 
-def mean_key_bytes(n: int) -> float:
-    """Mean length of the partition keys "k0" .. f"k{n - 1}" that records_df and KplLoop give n records."""
-    total, low, digits = 0, 0, 1
-    while low < n:
-        high = min(n, 10 ** digits)
-        total += (high - low) * (1 + digits)
-        low, digits = high, digits + 1
-    return total / n
+def written_ids(cached: int, records: int, partitions: int) -> List[range]:
+    """The ids a Spark producer writes of a cached workload of ``cached`` rows: the first share of each
+    partition (spark.range gives partition i the ids from i * cached // partitions on), so that every
+    task writes and every producer's JVM holds the same cache. KplLoop writes range(records)."""
+    if records >= cached:
+        return [range(cached)]
+    return [range(i * cached // partitions, i * cached // partitions + (i + 1) * records // partitions
+                  - i * records // partitions) for i in range(partitions)]
+
+
+def mean_key_bytes(ids: List[range]) -> float:
+    """Mean length of the partition keys f"k{id}" that records_df and KplLoop give these ids."""
+    total = 0
+    for span in ids:
+        low, digits = span.start, max(1, len(str(span.start)))
+        while low < span.stop:
+            high = min(span.stop, 10 ** digits)
+            total += (high - low) * (1 + digits)
+            low, digits = high, digits + 1
+    return total / sum(len(span) for span in ids)
 
 
 def await_go(run: int) -> None:
@@ -186,10 +200,12 @@ def child(args: argparse.Namespace) -> int:
         # 10 KB strings costs more than sending them) is not part of what is measured. Each caches
         # the whole workload, also when it writes a share of it, so that every JVM holds the same
         # cache and peak memory compares producers, not cache sizes.
-        cached = records_df(spark, max(args.records, args.cached_records), args.size, args.partitions,
-                            with_id=True).persist()
+        total = max(args.records, args.cached_records)
+        cached = records_df(spark, total, args.size, args.partitions, with_id=True).persist()
         cached.count()
-        df = cached.where(cached.id < args.records).drop("id")
+        shares = [(cached.id >= span.start) & (cached.id < span.stop)
+                  for span in written_ids(total, args.records, args.partitions)]
+        df = cached.where(functools.reduce(operator.or_, shares)).drop("id")
         if args.producer in SINK_AGGREGATION:
             spark_kpl.write(records_df(spark, 1, 8, 1), args.stream, data="data", partition_key="partitionKey",
                             **options)  # warm-up: the producer starts and loads the shard map
@@ -543,7 +559,8 @@ def main() -> int:
                                     "--runs", str(args.runs), "--options", json.dumps(options), "--stream", stream]
                 entry = run_process(command, log, timeout=900, counters=endpoint.stats)
                 entry.update(workload=wname, producer=producer, record_bytes=size, records=records,
-                             stream_shards=QUOTA_SHARDS if quota else SHARDS, key_bytes_mean=mean_key_bytes(records),
+                             stream_shards=QUOTA_SHARDS if quota else SHARDS, key_bytes_mean=mean_key_bytes(
+                                 [range(records)] if producer == "kpl_loop" else written_ids(n, records, 2)),
                              endpoint=endpoint.stats())
                 summarize(entry, size)
                 report["results"].append(entry)
