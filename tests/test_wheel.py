@@ -8,9 +8,15 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Callable, Dict, NamedTuple
+
+import pytest
 
 import spark_kpl
+from spark_kpl.testing.connect import ConnectServer, connect_unavailable
 from spark_kpl.testing.delivery import compare, numbered_expected
+
+from conftest import TEST_SPARK_CONF
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,38 +26,72 @@ def pinned(*names: str) -> list:
     return [line.split("#")[0].strip() for line in lines if line.split("==")[0].strip() in names]
 
 
-def test_the_wheel_carries_the_jar_and_writes_from_a_fresh_venv(endpoint, ep_stream, tmp_path):
+#: Pyspark's connect extra, as requirements-dev.txt pins it.
+CONNECT_CLIENT = ("grpcio", "grpcio-status", "googleapis-common-protos", "pandas", "pyarrow", "numpy", "zstandard")
+
+
+class FreshVenv(NamedTuple):
+    venv: Path
+    run: Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(tmp_path_factory) -> FreshVenv:
+    """A venv holding only the built wheel, pyspark and the Connect client: no checkout in sight."""
     build = subprocess.run([str(REPO / "scripts" / "build-wheel.sh")], capture_output=True, text=True, check=True)
     wheel = Path(REPO / build.stdout.strip().splitlines()[-1])
     assert wheel.name == f"spark_kpl-{spark_kpl.__version__}-py3-none-any.whl"
-    venv = tmp_path / "venv"
+    home = tmp_path_factory.mktemp("user")
+    venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel),
-                    *pinned("pyspark", "py4j")], check=True)
-    env = {k: v for k, v in os.environ.items() if k not in (spark_kpl.JAR_ENV, "PYTHONPATH")}
+                    *pinned("pyspark", "py4j", *CONNECT_CLIENT)], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in (spark_kpl.JAR_ENV, "PYTHONPATH", "SPARK_CONNECT_MODE_ENABLED")}
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([python, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+        return subprocess.run([python, *args], capture_output=True, text=True, cwd=home, env=env, timeout=300)
 
-    jar = run("-m", "spark_kpl", "jar-path")
-    assert jar.returncode == 0, jar.stderr
-    assert Path(jar.stdout.strip()).is_relative_to(venv), jar.stdout
-    harness = run("-c", "import spark_kpl.testing")
-    assert "No module named 'spark_kpl.testing'" in harness.stderr, "the test harness must not ship"
+    return FreshVenv(venv, run)
 
-    job = textwrap.dedent(f"""
-        import json
+
+def write_job(session: str, stream: str, options: Dict[str, str]) -> str:
+    """A user's job: 1,000 numbered rows through spark_kpl.write on ``session``, printing the figure."""
+    return textwrap.dedent(f"""
         from pyspark.sql import SparkSession, functions as F
         import spark_kpl
-        spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+        spark = {session}
         rows = spark.range(1000).select(F.format_string("row-%d", "id").alias("data"),
                                         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
-        result = spark_kpl.write(rows, {ep_stream!r}, partition_key="partitionKey", **{endpoint.kpl_options()!r})
+        result = spark_kpl.write(rows, {stream!r}, partition_key="partitionKey", **{options!r})
         print("written", result.records_written)
         spark.stop()
     """)
-    write = run("-c", job)
+
+
+def test_the_wheel_carries_the_jar_and_writes_from_a_fresh_venv(fresh_venv, endpoint, ep_stream):
+    jar = fresh_venv.run("-m", "spark_kpl", "jar-path")
+    assert jar.returncode == 0, jar.stderr
+    assert Path(jar.stdout.strip()).is_relative_to(fresh_venv.venv), jar.stdout
+    harness = fresh_venv.run("-c", "import spark_kpl.testing")
+    assert "No module named 'spark_kpl.testing'" in harness.stderr, "the test harness must not ship"
+
+    session = 'spark_kpl.configure(SparkSession.builder.master("local[2]")).getOrCreate()'
+    write = fresh_venv.run("-c", write_job(session, ep_stream, endpoint.kpl_options()))
+    assert "written 1000" in write.stdout, write.stdout + write.stderr[-3000:]
+    report = compare(numbered_expected(1000), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
+    assert report.exactly_once, report.summary()
+
+
+def test_the_wheel_writes_from_a_connect_session_whose_server_has_its_jar(fresh_venv, endpoint, ep_stream):
+    reason = connect_unavailable()
+    if reason:
+        pytest.skip(reason)
+    jar = fresh_venv.run("-m", "spark_kpl", "jar-path").stdout.strip()
+    with ConnectServer(jar, conf=TEST_SPARK_CONF) as server:
+        session = f"SparkSession.builder.remote({server.url!r}).getOrCreate()"
+        write = fresh_venv.run("-c", write_job(session, ep_stream, endpoint.kpl_options()))
     assert "written 1000" in write.stdout, write.stdout + write.stderr[-3000:]
     report = compare(numbered_expected(1000), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
     assert report.exactly_once, report.summary()
