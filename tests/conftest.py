@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Any, Dict, Iterator
 
 import pytest
 
@@ -47,14 +47,31 @@ _stream_numbers = itertools.count()
 _SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark"}
 
 
+_IS_ROOT = os.geteuid() == 0
+#: Root-only safety checks collected in this session: they skip without root, and the session's
+#: summary says so in one line rather than leaving it to a skip count.
+_root_only: list = []
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "uses_spark: runs Spark; scripts/test.sh runs it on every Spark line")
+    config.addinivalue_line("markers", "root_only: a safety check that needs root (another user's files)")
 
 
 def pytest_collection_modifyitems(items: list) -> None:
     for item in items:
         if _SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.uses_spark)
+        if item.get_closest_marker("root_only"):
+            _root_only.append(item.name)
+            if not _IS_ROOT:
+                item.add_marker(pytest.mark.skip(reason="a root-only safety check, and this run is not root"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _root_only:
+        verdict = "ran as root" if _IS_ROOT else "NOT run (not root): " + ", ".join(_root_only)
+        terminalreporter.write_line(f"root-only safety checks: {len(_root_only)} {verdict}")
 
 
 @pytest.fixture(scope="session")

@@ -271,7 +271,7 @@ def test_every_dependency_of_the_package_is_pinned_for_the_nodes():
     assert names == set(_pins())
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="placing the daemon for another user needs root")
+@pytest.mark.root_only
 def test_as_root_the_daemon_is_placed_for_the_executor_user_whose_jvm_and_python_accept_it(
         node_python, shared_tmp, jar, wheel):
     executor = pwd.getpwnam("nobody")

@@ -3,8 +3,8 @@
 The contention tests start every extractor together (each waits for a go-file) in a fresh folder per
 round: ours (``NativeDaemon`` in JVMs whose thread gets interrupted as Spark's task cancellation
 would, and ``spark_kpl.native`` in Python processes) must never fail. The stock KPL's own extraction
-runs under the same load and in a folder another user made; what it does is recorded, not asserted, in
-``docs/extraction-contention.md``, which this module rewrites.
+runs under the same load and in a folder another user made; what it does is recorded, not asserted:
+``scripts/extraction-contention.sh`` writes it to ``docs/extraction-contention.md``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ from spark_kpl.testing._env import loopback_env
 from install_main import install_main_classpath
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "docs" / "extraction-contention.md"
+#: Where the contention record goes, when asked for: tests never write into docs/ on their own;
+#: scripts/extraction-contention.sh sets it to regenerate docs/extraction-contention.md.
+RESULTS_ENV = "SPARK_KPL_CONTENTION_REPORT"
 IS_ROOT = os.geteuid() == 0
 NOBODY = pwd.getpwnam("nobody")
 
@@ -111,9 +113,8 @@ def java_classpath(jar: Path, shared_root: Path) -> str:
 def report(shared_root: Path) -> Iterator["Report"]:
     collected = Report(shared_root)
     yield collected
-    if collected.rows:  # a run of only some tests keeps the last full record
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(collected.markdown())
+    if os.environ.get(RESULTS_ENV) and collected.rows:
+        Path(os.environ[RESULTS_ENV]).write_text(collected.markdown())
 
 
 # ---------------------------------------------------------------------------------- the Python protocol
@@ -192,7 +193,7 @@ def test_symlink_where_the_dir_should_be_is_refused(jar, tmp_path):
     assert_refused(dir, jar, "is a symbolic link")
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="needs root to give a folder away")
+@pytest.mark.root_only
 def test_dir_owned_by_another_user_is_refused(jar, tmp_path):
     dir = tmp_path / "natives"
     dir.mkdir(mode=0o700)
@@ -335,30 +336,33 @@ def test_ours_never_fails_with_jvms_and_pythons_extracting_at_once(
     assert _daemons_running_under(shared_root) == []
 
 
+def _stock_kpl(java_classpath: str, count: int, temp_directory: Optional[Path],
+               interrupts: Optional[random.Random] = None, tmpdir: Optional[Path] = None,
+               as_nobody: bool = False) -> List[Contender]:
+    """JVMs running the stock KPL's extraction; with ``interrupts``, each interrupted at a random moment."""
+    return [Contender("KPL", _java(java_classpath, "kpl", temp_directory,
+                                   interrupts.randrange(INTERRUPT_WINDOW_MS) if interrupts else -1, tmpdir),
+                      as_nobody)
+            for _ in range(count)]
+
+
 def test_stock_kpl_extraction_under_the_same_contention(java_classpath, bundled_sha, shared_root, report):
     """Recorded, not asserted: how the KPL's own extraction fails is what ours avoids."""
-    rng = random.Random(5)
-
-    def stock_kpl(count: int, temp_directory: Optional[Path], interrupts: bool = False,
-                  tmpdir: Optional[Path] = None, as_nobody: bool = False) -> List[Contender]:
-        return [Contender("KPL", _java(java_classpath, "kpl", temp_directory,
-                                       rng.randrange(INTERRUPT_WINDOW_MS) if interrupts else -1, tmpdir),
-                          as_nobody)
-                for _ in range(count)]
-
-    plain = run_at_once(stock_kpl(KPL_JVMS, shared_root / "kpl"), shared_root / "round-kpl")
+    plain = run_at_once(_stock_kpl(java_classpath, KPL_JVMS, shared_root / "kpl"), shared_root / "round-kpl")
     report.add("stock KPL extractBinaries, fresh TempDirectory", [plain], _corrupt_copies(plain, bundled_sha))
-    interrupted = run_at_once(stock_kpl(KPL_JVMS, shared_root / "kpl-interrupted", interrupts=True),
+    interrupted = run_at_once(_stock_kpl(java_classpath, KPL_JVMS, shared_root / "kpl-interrupted",
+                                         interrupts=random.Random(5)),
                               shared_root / "round-kpl-interrupted")
     report.add("the same, each JVM interrupted at a random moment (as Spark cancels a task)", [interrupted])
-    if not IS_ROOT:
-        report.note("Not run as root: the cases with a folder of another user were skipped.")
-        return
 
+
+@pytest.mark.root_only
+def test_stock_kpl_and_ours_with_a_folder_of_another_user(java_classpath, bundled_sha, shared_root, report):
+    """The stock KPL's rows recorded; ours, as user nobody beside it, asserted."""
     given_away = shared_root / "kpl-given-away"
     (given_away / KPL_FOLDER).mkdir(parents=True)
     os.chown(given_away / KPL_FOLDER, NOBODY.pw_uid, NOBODY.pw_gid)
-    as_root = run_at_once(stock_kpl(KPL_JVMS // 2, given_away), shared_root / "round-kpl-given-away")
+    as_root = run_at_once(_stock_kpl(java_classpath, KPL_JVMS // 2, given_away), shared_root / "round-kpl-given-away")
     report.add("stock KPL as root, its folder chowned to nobody first", [as_root],
                "root's permissions override the folder's owner")
 
@@ -367,7 +371,7 @@ def test_stock_kpl_extraction_under_the_same_contention(java_classpath, bundled_
     shared_tmp.mkdir()
     shared_tmp.chmod(0o1777)
     (shared_tmp / KPL_FOLDER).mkdir(mode=0o755)
-    contenders = stock_kpl(KPL_JVMS // 2, None, tmpdir=shared_tmp, as_nobody=True) + [
+    contenders = _stock_kpl(java_classpath, KPL_JVMS // 2, None, tmpdir=shared_tmp, as_nobody=True) + [
         Contender("ours", _java(java_classpath, "ours", None, -1, shared_tmp), as_nobody=True)
         for _ in range(KPL_JVMS // 2)
     ]
@@ -496,7 +500,6 @@ def _daemons_running_under(root: Path) -> List[str]:
 class Report:
     root: Path
     rows: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
 
     def add(self, scenario: str, rounds: List[Round], remark: str = "") -> None:
         outcomes = [o for r in rounds for o in r.outcomes]
@@ -508,14 +511,11 @@ class Report:
             f"| {sum(r.seconds for r in rounds):.0f} s | {'; '.join(filter(None, [remark, *errors])) or '-'} |"
         )
 
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
     def markdown(self) -> str:
         return "\n".join([
             "# Native daemon extraction under contention",
             "",
-            "Generated by `tests/test_native_extraction.py` (do not edit by hand): every process of a round",
+            "Generated by `scripts/extraction-contention.sh` (do not edit by hand): every process of a round",
             "waits for one go-file, then extracts into the same fresh folder. KPL 1.0.9, daemon "
             f"`{_resource()}`; {os.cpu_count()} CPUs, {platform.platform()}, "
             f"{'root' if IS_ROOT else 'not root'}, {time.strftime('%Y-%m-%d')}.",
@@ -524,7 +524,6 @@ class Report:
             "|---|---|---|---|---|---|",
             *self.rows,
             "",
-            *self.notes,
             "The stock KPL's `extractBinaries` is called by reflection on an instance whose constructor never",
             "ran, so no daemon is started. It extracts into one folder shared by every user of the host, under",
             "a `FileChannel` lock that a thread interrupt breaks. Ours: `jvm/src/main/java/sparkkpl/natives/`",
