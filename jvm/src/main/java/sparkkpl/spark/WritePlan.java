@@ -4,7 +4,14 @@ import java.io.Serializable;
 import sparkkpl.aggregation.ShardAggregator;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.failures.DeadLetterFile;
+import sparkkpl.failures.FailedRecords;
 import sparkkpl.producer.RecordGrouping;
+import sparkkpl.records.Partitioning;
+import sparkkpl.records.PayloadFormat;
+import sparkkpl.records.RecordAssembler;
+import sparkkpl.records.RecordIdHeader;
+import sparkkpl.records.RowLayout;
 
 /**
  * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
@@ -17,7 +24,7 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
                  String writeId, DeadLetterFile.Location deadLetters) implements Serializable {
 
     /** The recordId=prefix header maker, or null without one. */
-    RecordIdHeader recordIdHeader() {
+    private RecordIdHeader recordIdHeader() {
         return config.getChoice(SinkOption.RECORD_ID).equals("prefix")
             ? new RecordIdHeader(writeId) : null;
     }
@@ -33,8 +40,10 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
             "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, config.getBoolean(SinkOption.FAIL_ON_ERROR),
             deadLetterFile);
-        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId, batchId), failures,
-            recordGrouping());
+        RecordIdHeader header = recordIdHeader();
+        RecordAssembler assembler = new RecordAssembler(config, layout, format, partitioning,
+            header == null ? null : header.forTask(batchId, partitionId), partitionId);
+        return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping());
     }
 
     /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.ByteArrayOutputStream;
 import java.io.CharArrayWriter;
@@ -25,7 +25,7 @@ import sparkkpl.config.WriteConfig;
  * {@code avro} serialize every other column of the row with Spark's own writers (those behind
  * {@code to_json} and {@code to_avro}), so the payload matches what Spark produces elsewhere.
  */
-final class PayloadFormat implements Serializable {
+public final class PayloadFormat implements Serializable {
     private static final long serialVersionUID = 1L;
     static final String RAW = "raw";
     static final String JSON = "json";
@@ -49,7 +49,7 @@ final class PayloadFormat implements Serializable {
      *
      * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
      */
-    static PayloadFormat resolve(WriteConfig config, SparkSession session) {
+    public static PayloadFormat resolve(WriteConfig config, SparkSession session) {
         String name = config.getChoice(SinkOption.FORMAT);
         if (name.equals(AVRO) && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
@@ -75,7 +75,7 @@ final class PayloadFormat implements Serializable {
     }
 
     /** Whether the whole row (less the key and stream columns) is the payload, rather than a data column. */
-    boolean serializesRow() {
+    public boolean serializesRow() {
         return !name.equals(RAW);
     }
 

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.Serializable;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,7 +12,7 @@ import sparkkpl.producer.RecordRules;
  * key, the Spark partition id ({@code fixed}), the {@code partitionKey} column, or one constant key
  * ({@code defaultPartition}). Resolved and checked on the driver.
  */
-final class Partitioning implements Serializable {
+public final class Partitioning implements Serializable {
     private static final long serialVersionUID = 1L;
 
     private enum Source { RANDOM, FIXED, COLUMN, CONSTANT }
@@ -33,7 +33,7 @@ final class Partitioning implements Serializable {
      * @throws IllegalArgumentException for a partitioner that contradicts the columns, or an option
      *     that would be ignored
      */
-    static Partitioning resolve(WriteConfig config, RowLayout layout) {
+    public static Partitioning resolve(WriteConfig config, RowLayout layout) {
         String defaultPartition = config.get(SinkOption.DEFAULT_PARTITION).orElse(null);
         if (defaultPartition != null) {
             try {
@@ -72,7 +72,7 @@ final class Partitioning implements Serializable {
      * Whether the sink makes every key (random, fixed, a constant), rather than taking the user's
      * partitionKey column: executor-side aggregation then needs no shard map (ShardAggregator).
      */
-    boolean choosesKeys() {
+    public boolean choosesKeys() {
         return source != Source.COLUMN;
     }
 
