@@ -17,7 +17,7 @@ import org.apache.spark.sql.catalyst.json.JSONOptions;
 import org.apache.spark.sql.catalyst.json.JacksonGenerator;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
-import sparkkpl.config.SinkOption;
+import sparkkpl.config.Format;
 import sparkkpl.config.WriteConfig;
 
 /**
@@ -27,20 +27,17 @@ import sparkkpl.config.WriteConfig;
  */
 public final class PayloadFormat implements Serializable {
     private static final long serialVersionUID = 1L;
-    static final String RAW = "raw";
-    static final String JSON = "json";
-    static final String AVRO = "avro";
     /** spark-avro's classes, absent from Spark's default classpath; reached by reflection. */
     private static final String AVRO_SERIALIZER = "org.apache.spark.sql.avro.AvroSerializer";
     private static final String AVRO_SCHEMA_CONVERTERS = "org.apache.spark.sql.avro.SchemaConverters$";
     /** The record name Spark's to_avro gives the top-level record. */
     private static final String AVRO_RECORD_NAME = "topLevelRecord";
 
-    private final String name;
+    private final Format format;
     private final String timeZoneId;
 
-    private PayloadFormat(String name, String timeZoneId) {
-        this.name = name;
+    PayloadFormat(Format format, String timeZoneId) {
+        this.format = format;
         this.timeZoneId = timeZoneId;
     }
 
@@ -50,13 +47,13 @@ public final class PayloadFormat implements Serializable {
      * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
      */
     public static PayloadFormat resolve(WriteConfig config, SparkSession session) {
-        String name = config.getChoice(SinkOption.FORMAT);
-        if (name.equals(AVRO) && !avroModulePresent()) {
+        Format format = config.format();
+        if (format == Format.AVRO && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
                 + "add org.apache.spark:spark-avro_" + scalaBinaryVersion() + ":" + session.version()
                 + " (spark-submit --packages, or the spark.jars.packages config)");
         }
-        return new PayloadFormat(name, session.conf().get("spark.sql.session.timeZone"));
+        return new PayloadFormat(format, session.conf().get("spark.sql.session.timeZone"));
     }
 
     /** "2.13" for Scala 2.13.16: the suffix of Spark's Scala artifacts. */
@@ -76,7 +73,7 @@ public final class PayloadFormat implements Serializable {
 
     /** Whether the whole row (less the key and stream columns) is the payload, rather than a data column. */
     public boolean serializesRow() {
-        return !name.equals(RAW);
+        return format != Format.RAW;
     }
 
     /** Turns a payload row into bytes; one per task, not thread-safe. */
@@ -85,7 +82,7 @@ public final class PayloadFormat implements Serializable {
     }
 
     Serializer newSerializer(StructType payloadSchema) {
-        return name.equals(JSON) ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
+        return format == Format.JSON ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
     }
 
     private Serializer jsonSerializer(StructType schema) {

@@ -1,6 +1,7 @@
 package sparkkpl.records;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import sparkkpl.config.NullData;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.failures.RowRejected;
@@ -31,7 +32,7 @@ public final class RecordAssembler {
         this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
         this.maxRecordBytes = config.maxRecordBytes();
-        this.skipNullData = config.getChoice(SinkOption.NULL_DATA).equals("skip");
+        this.skipNullData = config.nullData() == NullData.SKIP;
     }
 
     /**

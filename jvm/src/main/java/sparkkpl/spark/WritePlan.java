@@ -2,6 +2,7 @@ package sparkkpl.spark;
 
 import java.io.Serializable;
 import sparkkpl.aggregation.ShardAggregator;
+import sparkkpl.config.RecordId;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.failures.DeadLetterFile;
@@ -25,7 +26,7 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
 
     /** The recordId=prefix header maker, or null without one. */
     private RecordIdHeader recordIdHeader() {
-        return config.getChoice(SinkOption.RECORD_ID).equals("prefix")
+        return config.recordId() == RecordId.PREFIX
             ? new RecordIdHeader(writeId) : null;
     }
 
