@@ -1,40 +1,36 @@
 package sparkkpl.records;
 
-import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertArrayEquals;
 
+import java.util.Arrays;
+import java.util.stream.LongStream;
 import org.junit.Test;
 
 /** How many times each digest came before, for the record-id header's occurrence number. */
 public class DigestOccurrencesTest {
+    /** Each digest's occurrence number, seen in this order by one task. */
+    private static int[] occurrences(long... digests) {
+        DigestOccurrences occurrences = new DigestOccurrences();
+        return Arrays.stream(digests).mapToInt(occurrences::next).toArray();
+    }
+
     @Test
     public void eachDigestCountsItsOwnEarlierSightings() {
-        DigestOccurrences occurrences = new DigestOccurrences();
-
-        assertEquals(0, occurrences.next(7));
-        assertEquals(0, occurrences.next(8));
-        assertEquals(1, occurrences.next(7));
-        assertEquals(2, occurrences.next(7));
-        assertEquals(1, occurrences.next(8));
+        assertArrayEquals(new int[] {0, 0, 1, 2, 1}, occurrences(7, 8, 7, 7, 8));
     }
 
     @Test
     public void zeroIsADigestLikeAnyOther() {
-        DigestOccurrences occurrences = new DigestOccurrences();
-
-        assertEquals(0, occurrences.next(0));
-        assertEquals(1, occurrences.next(0));
-        assertEquals(0, occurrences.next(1));
+        assertArrayEquals(new int[] {0, 1, 0}, occurrences(0, 0, 1));
     }
 
     @Test
     public void everyDigestIsRememberedAsTheTableGrows() {
-        DigestOccurrences occurrences = new DigestOccurrences();
-        int distinct = 10_000;
-        for (long digest = 1; digest <= distinct; digest++) {
-            assertEquals(0, occurrences.next(digest * 0x9E3779B97F4A7C15L));
-        }
-        for (long digest = 1; digest <= distinct; digest++) {
-            assertEquals(1, occurrences.next(digest * 0x9E3779B97F4A7C15L));
-        }
+        long[] distinct = LongStream.rangeClosed(1, 10_000).map(i -> i * 0x9E3779B97F4A7C15L).toArray();
+        int[] seen = occurrences(LongStream.concat(Arrays.stream(distinct), Arrays.stream(distinct)).toArray());
+
+        int[] expected = new int[seen.length];
+        Arrays.fill(expected, distinct.length, expected.length, 1);
+        assertArrayEquals(expected, seen);
     }
 }
