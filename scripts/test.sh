@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
 echo "== lint"
-.venv/bin/ruff check --config python/pyproject.toml python scripts tests
+.venv/bin/ruff check --config python/pyproject.toml python scripts bench tests
 echo "== mypy"
-.venv/bin/mypy --config-file python/pyproject.toml  # the package and scripts/
+.venv/bin/mypy --config-file python/pyproject.toml  # the package, scripts/ and bench/
 .venv/bin/mypy --config-file python/pyproject.toml tests  # apart: tests/ has its own example_job module
 scripts/build.sh shadedJar foreignKplJar testPrograms test
 

@@ -2,7 +2,9 @@ package sparkkpl.aggregation;
 
 import com.google.protobuf.CodedOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,11 +41,42 @@ public final class AggregateBuilder {
 
     private record Entry(int partitionKeyIndex, int explicitHashKeyIndex, byte[] data, int bodyBytes) {}
 
+    /**
+     * A key as it is written: its UTF-8 bytes, encoded once by the JDK's intrinsic (protobuf's own
+     * string encoder was the builder's largest cost). Its hash is mixed because String-style hashes
+     * of keys that differ only in their last digits crowd a few buckets of the tables' maps.
+     */
+    private record Utf8Key(byte[] bytes, int hash) {
+        static Utf8Key of(String text) {
+            byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+            return new Utf8Key(bytes, mix(Arrays.hashCode(bytes)));
+        }
+
+        /** MurmurHash3's 32-bit finalizer: every input bit moves about half of the output bits. */
+        private static int mix(int hash) {
+            hash ^= hash >>> 16;
+            hash *= 0x85ebca6b;
+            hash ^= hash >>> 13;
+            hash *= 0xc2b2ae35;
+            return hash ^ (hash >>> 16);
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Utf8Key key && Arrays.equals(bytes, key.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
     private final int maxBytes;
-    private final Map<String, Integer> partitionKeys = new HashMap<>();
-    private final List<String> partitionKeyTable = new ArrayList<>();
-    private final Map<String, Integer> explicitHashKeys = new HashMap<>();
-    private final List<String> explicitHashKeyTable = new ArrayList<>();
+    private final Map<Utf8Key, Integer> partitionKeys = new HashMap<>();
+    private final List<byte[]> partitionKeyTable = new ArrayList<>();
+    private final Map<Utf8Key, Integer> explicitHashKeys = new HashMap<>();
+    private final List<byte[]> explicitHashKeyTable = new ArrayList<>();
     private final List<Entry> entries = new ArrayList<>();
     /** The protobuf's size so far. */
     private int protobufBytes;
@@ -60,17 +93,19 @@ public final class AggregateBuilder {
      * @return whether it was added; if not, {@link #build} this aggregate and add it to the next
      */
     public boolean tryAdd(String partitionKey, String explicitHashKey, byte[] data) {
-        Integer pkIndex = partitionKeys.get(partitionKey);
-        Integer ehkIndex = explicitHashKey == null ? null : explicitHashKeys.get(explicitHashKey);
+        Utf8Key pk = Utf8Key.of(partitionKey);
+        Utf8Key ehk = explicitHashKey == null ? null : Utf8Key.of(explicitHashKey);
+        Integer pkIndex = partitionKeys.get(pk);
+        Integer ehkIndex = ehk == null ? null : explicitHashKeys.get(ehk);
         int added = 0;
         if (pkIndex == null) {
-            added += CodedOutputStream.computeStringSize(PARTITION_KEY_TABLE, partitionKey);
+            added += CodedOutputStream.computeByteArraySize(PARTITION_KEY_TABLE, pk.bytes());
         }
-        if (explicitHashKey != null && ehkIndex == null) {
-            added += CodedOutputStream.computeStringSize(EXPLICIT_HASH_KEY_TABLE, explicitHashKey);
+        if (ehk != null && ehkIndex == null) {
+            added += CodedOutputStream.computeByteArraySize(EXPLICIT_HASH_KEY_TABLE, ehk.bytes());
         }
         int newPkIndex = pkIndex != null ? pkIndex : partitionKeyTable.size();
-        int newEhkIndex = explicitHashKey == null ? -1 : ehkIndex != null ? ehkIndex : explicitHashKeyTable.size();
+        int newEhkIndex = ehk == null ? -1 : ehkIndex != null ? ehkIndex : explicitHashKeyTable.size();
         int body = CodedOutputStream.computeUInt64Size(RECORD_PARTITION_KEY_INDEX, newPkIndex)
             + (newEhkIndex < 0 ? 0 : CodedOutputStream.computeUInt64Size(RECORD_EXPLICIT_HASH_KEY_INDEX, newEhkIndex))
             + CodedOutputStream.computeByteArraySize(RECORD_DATA, data);
@@ -79,12 +114,12 @@ public final class AggregateBuilder {
             return false;
         }
         if (pkIndex == null) {
-            partitionKeys.put(partitionKey, newPkIndex);
-            partitionKeyTable.add(partitionKey);
+            partitionKeys.put(pk, newPkIndex);
+            partitionKeyTable.add(pk.bytes());
         }
-        if (explicitHashKey != null && ehkIndex == null) {
-            explicitHashKeys.put(explicitHashKey, newEhkIndex);
-            explicitHashKeyTable.add(explicitHashKey);
+        if (ehk != null && ehkIndex == null) {
+            explicitHashKeys.put(ehk, newEhkIndex);
+            explicitHashKeyTable.add(ehk.bytes());
         }
         entries.add(new Entry(newPkIndex, newEhkIndex, data, body));
         protobufBytes += added;
@@ -115,11 +150,12 @@ public final class AggregateBuilder {
         System.arraycopy(MAGIC, 0, out, 0, MAGIC.length);
         CodedOutputStream protobuf = CodedOutputStream.newInstance(out, MAGIC.length, protobufBytes);
         try {
-            for (String key : partitionKeyTable) {
-                protobuf.writeString(PARTITION_KEY_TABLE, key);
+            // A protobuf string is length-delimited UTF-8 on the wire, exactly as these bytes are written.
+            for (byte[] key : partitionKeyTable) {
+                protobuf.writeByteArray(PARTITION_KEY_TABLE, key);
             }
-            for (String key : explicitHashKeyTable) {
-                protobuf.writeString(EXPLICIT_HASH_KEY_TABLE, key);
+            for (byte[] key : explicitHashKeyTable) {
+                protobuf.writeByteArray(EXPLICIT_HASH_KEY_TABLE, key);
             }
             for (Entry entry : entries) {
                 protobuf.writeTag(RECORDS, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);

@@ -1,5 +1,5 @@
 // The KPL driven from a plain Java loop, outside Spark: the KPL's ceiling on this machine.
-// java -cp build/libs/spark-kpl-0.1.0.jar scripts/bench/KplLoop.java STREAM RECORDS SIZE RUNS KEY=VALUE...
+// java -cp build/libs/spark-kpl-0.1.0.jar bench/KplLoop.java STREAM RECORDS SIZE RUNS KEY=VALUE...
 // KEY=VALUE are a write's options (KPL properties, aggregation=kpl): the loop's KPL gets exactly the
 // configuration the sink's per-record producer gets from them (WriteConfig.producerConfiguration), and
 // prints it first as {"kpl_settings": ..., "kpl_settings_set": ...} (the latter: what

@@ -1,6 +1,6 @@
-"""Turn bench/throughput.json into the results tables (markdown, stdout) and bench/throughput.png.
+"""Turn bench/results/throughput.json into the results tables (markdown, stdout) and bench/results/throughput.png.
 
-python scripts/bench/report.py [bench/throughput.json]
+python bench/report.py [bench/results/throughput.json]
 """
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+ROOT = Path(__file__).resolve().parents[1]
 
-from bench_throughput import PLACE_SETTINGS, WORKLOADS, plot  # noqa: E402
+from throughput import PLACE_SETTINGS, WORKLOADS, plot  # noqa: E402
 
 #: The KPL's default AggregationMaxSize: the largest aggregate, the sink's (executor) ones included.
 AGGREGATION_MAX_BYTES = 51_200
@@ -200,7 +199,7 @@ def extras(report: dict) -> str:
 
 
 def main() -> int:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/throughput.json"
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/throughput.json"
     report = json.loads(path.read_text())
     sections: Dict[str, str] = {
         "Throughput and memory": table(report),

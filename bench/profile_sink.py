@@ -2,7 +2,7 @@
 seconds of every process (the Spark JVM, the KPL daemon, this Python) and a JFR profile of the JVM
 summarized by whose code was running (the sink's, the KPL's Java side, Spark's, the rest).
 
-    .venv/bin/python scripts/bench/profile_sink.py --records 400000 --size 100
+    .venv/bin/python bench/profile_sink.py --records 400000 --size 100
 
 Prints the figures; keeps the recording at --jfr for a closer look (``jfr print``). Stops the
 endpoint and Spark it started.
@@ -102,7 +102,7 @@ def main() -> int:
     import spark_kpl
     from spark_kpl.testing.endpoint import KinesisEndpoint
 
-    from bench_throughput import KPL_TUNING, records_df
+    from throughput import KPL_TUNING, records_df
 
     with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
         spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).config(

@@ -1,6 +1,6 @@
 """Peak memory (driver JVM RSS + KPL daemon RSS) against input size, bounded vs unbounded.
 
-A benchmark, not a test: ``scripts/bench-memory.sh`` (or ``.venv/bin/python scripts/bench_memory.py``).
+A benchmark, not a test: ``bench/memory.sh`` (or ``.venv/bin/python bench/memory.py``).
 
 The parent process runs the project's throttling Kinesis endpoint (:class:`KinesisEndpoint`, per-shard
 token buckets at Kinesis's limits times ``--shard-limit-share``) on 127.0.0.1. Each measurement runs in
@@ -10,7 +10,7 @@ parent samples, every ``--interval`` seconds, the RSS (``/proc/<pid>/statm``) of
 every ``kinesis_producer`` daemon under it, keeping the peak of the sum and of each part. After the
 child exits, the records the endpoint stored are de-aggregated and counted (every id must be there).
 
-Writes ``bench/memory.json`` (machine, load, command, per-run data) and ``bench/memory.png``.
+Writes ``bench/results/memory.json`` (machine, load, command, per-run data) and ``bench/results/memory.png``.
 Everything started here (the child, its JVM, daemons, the endpoint) is stopped by pid, also on Ctrl-C.
 """
 
@@ -398,7 +398,7 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=0.05, help="RSS sampling period (s)")
     parser.add_argument("--run-timeout", type=float, default=900.0)
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG next to this JSON")
-    parser.add_argument("--out", default=str(REPO / "bench"))
+    parser.add_argument("--out", default=str(REPO / "bench/results"))
     args = parser.parse_args()
     if args.child:
         return child(json.loads(args.child))

@@ -1,13 +1,13 @@
 """Throughput benchmark (issue 7): the kpl sink against the alternatives, side by side in one run.
 
-Run by scripts/bench.sh. The orchestrator (this process) hosts the project's KinesisEndpoint
+Run by bench/throughput.sh. The orchestrator (this process) hosts the project's KinesisEndpoint
 (store=False, 127.0.0.1) and starts each producer as a child process, sampling the RSS of the child's
 whole process tree (JVM, KPL daemon, Python workers) from /proc. Each child prints one JSON line per
-timed run. Writes bench/throughput.json and bench/throughput.png.
+timed run. Writes bench/results/throughput.json and bench/results/throughput.png.
 
 Producers: sink (spark_kpl.write, local[2], aggregation=executor: the task aggregates per shard);
 sink_kpl (the same with aggregation=kpl: one KPL user record per row, the KPL aggregates); kpl_loop
-(scripts/bench/KplLoop.java, plain KPL with sink_kpl's KPL settings); boto3 (put_records x500 in
+(bench/KplLoop.java, plain KPL with sink_kpl's KPL settings); boto3 (put_records x500 in
 foreachPartition); extras: aiokpl (in foreachPartition); noop (Spark's own noop sink: what reading the
 rows costs Spark, a floor for the others); awslabs connector (not run: see NOT_RUN).
 
@@ -475,7 +475,7 @@ def main() -> int:
     parser.add_argument("--mock-records", type=int, default=20_000)
     parser.add_argument("--quota-records", type=int, default=200_000,
                         help="records of 100 B in the quota workload (0: not run)")
-    parser.add_argument("--out", default=str(ROOT / "bench"))
+    parser.add_argument("--out", default=str(ROOT / "bench/results"))
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
     parser.add_argument("--sink-options", type=json.loads, default={},
                         help="JSON object of extra options for sink and sink_kpl (and kpl_loop's KPL properties)")
@@ -548,7 +548,7 @@ def main() -> int:
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
                     command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
-                               str(ROOT / "scripts/bench/KplLoop.java"), stream,
+                               str(ROOT / "bench/KplLoop.java"), stream,
                                str(records), str(size), str(args.runs), *props]
                 else:
                     options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \
