@@ -43,6 +43,9 @@ TEST_SPARK_CONF: Dict[str, str] = {
 
 _stream_numbers = itertools.count()
 
+#: build.gradle's source set testPrograms: the Java programs some tests run against the jar.
+TEST_PROGRAMS = Path(__file__).resolve().parents[1] / "build" / "classes" / "java" / "testPrograms"
+
 #: Tests using these run on every Spark line (scripts/test.sh selects them with -m uses_spark).
 _SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark"}
 
@@ -72,6 +75,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _root_only:
         verdict = "ran as root" if _IS_ROOT else "NOT run (not root): " + ", ".join(_root_only)
         terminalreporter.write_line(f"root-only safety checks: {len(_root_only)} {verdict}")
+
+
+@pytest.fixture(scope="session")
+def test_programs() -> Path:
+    """The compiled test programs; ``scripts/build.sh testPrograms`` builds them (scripts/test.sh does)."""
+    assert TEST_PROGRAMS.is_dir(), "scripts/build.sh testPrograms builds the Java test programs"
+    return TEST_PROGRAMS
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""jvm/src/test/java/sparkkpl/natives/InstallMain.java compiled against a jar: NativeDaemon as executors run it."""
+"""InstallMain (jvm/src/testPrograms) compiled against a jar: NativeDaemon as executors run it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def install_main_classpath(jar: Path, folder: Path) -> str:
     classes = folder / "classes"
     javac = subprocess.run(
         ["javac", "--release", "17", "-Werror", "-d", str(classes), "-cp", str(jar),
-         str(REPO / "jvm/src/test/java/sparkkpl/natives/InstallMain.java")],
+         str(REPO / "jvm/src/testPrograms/java/sparkkpl/natives/InstallMain.java")],
         capture_output=True, text=True,
     )
     assert javac.returncode == 0, javac.stderr

@@ -48,7 +48,7 @@ class RecordsNotDelivered(SparkKplError):
         self.column = column
         self.error_code = error_code
         self.error_message = error_message
-        # Worded as the JVM's error and log lines word it (sparkkpl.spark.FailedRecords.describe).
+        # Worded as the JVM's error and log lines word it (sparkkpl.failures.FailedRecords.describe).
         where = f"Row {row} of Spark partition {spark_partition}"
         if column is None:
             super().__init__(f"{where}: Kinesis finally failed the record for stream '{stream}', partition key "

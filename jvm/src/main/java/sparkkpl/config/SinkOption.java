@@ -1,5 +1,6 @@
 package sparkkpl.config;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -40,24 +41,24 @@ public enum SinkOption {
             + "at most " + WriteConfig.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
     NULL_DATA("nullData", "fail",
         "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
-            + "records_skipped).", "fail", "skip"),
+            + "records_skipped).", NullData.class),
     PARTITIONER("partitioner", null,
         "Where partition keys come from: random (128 random bits), fixed (the Spark partition id) or column "
             + "(the partitionKey column). Default: column when there is one, else random (or defaultPartition).",
-        "random", "fixed", "column"),
+        Partitioner.class),
     DEFAULT_PARTITION("defaultPartition", null,
         "A constant partition key: for every record when the rows have no partitionKey column, else for rows "
             + "whose partitionKey is null."),
     RECORD_ID("recordId", "none",
         "none, or prefix: put a 48-byte id before each record's data (write id, batch id, Spark partition, "
             + "content digest, occurrence), the same when a task is retried, so consumers can drop duplicates "
-            + "(spark_kpl.dedup).", "none", "prefix"),
+            + "(spark_kpl.dedup).", RecordId.class),
     ALLOW_DUPLICATES("allowDuplicates", "false",
         "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
     FORMAT("format", "raw",
         "raw: the data column is the record. json or avro: every column but partitionKey, explicitHashKey and "
             + "streamName is serialized into the record by Spark's own JSON or Avro writer (as to_json / to_avro).",
-        "raw", "json", "avro"),
+        Format.class),
     CHECKPOINT_LOCATION("checkpointLocation", null,
         "Structured Streaming: the query's checkpoint, passed on by Spark from writeStream's option; the sink "
             + "keeps its last delivered micro-batch under it, so a batch Spark replays after a restart is not re-sent."),
@@ -67,7 +68,7 @@ public enum SinkOption {
             + "AggregationEnabled and AggregationMaxCount are the sink's to set. kpl: each row is one KPL user record and "
             + "the KPL aggregates as its own properties say. Unset, it is kpl when AggregationEnabled or "
             + "AggregationMaxCount is given (so AggregationEnabled=false still means records that are never "
-            + "aggregated), else executor.", "executor", "kpl"),
+            + "aggregated), else executor.", Aggregation.class),
     AWS_ACCESS_KEY_ID("awsAccessKeyId", null,
         "Static credentials: the access key id (with awsSecretAccessKey). Never logged nor shown."),
     AWS_SECRET_ACCESS_KEY("awsSecretAccessKey", null, "Static credentials: the secret access key. Never logged nor shown."),
@@ -86,18 +87,36 @@ public enum SinkOption {
     private final String optionName;
     private final String defaultValue;
     private final String doc;
-    /** The values a choice option takes, lower case; empty for other options. */
-    private final List<String> choices;
+    /** The enum of a choice option's values; null for other options. */
+    private final Class<? extends Enum<?>> choiceType;
 
-    SinkOption(String optionName, String defaultValue, String doc, String... choices) {
+    SinkOption(String optionName, String defaultValue, String doc) {
+        this(optionName, defaultValue, doc, null);
+    }
+
+    SinkOption(String optionName, String defaultValue, String doc, Class<? extends Enum<?>> choiceType) {
         this.optionName = optionName;
         this.defaultValue = defaultValue;
         this.doc = doc;
-        this.choices = List.of(choices);
+        this.choiceType = choiceType;
     }
 
+    /** The values a choice option takes, as written (lower case); empty for other options. */
     public List<String> choices() {
-        return choices;
+        if (choiceType == null) {
+            return List.of();
+        }
+        return Arrays.stream(choiceType.getEnumConstants()).map(SinkOption::written).toList();
+    }
+
+    /** The enum of a choice option's values, or null. */
+    Class<? extends Enum<?>> choiceType() {
+        return choiceType;
+    }
+
+    /** A choice as options write it: the enum constant's name in lower case. */
+    public static String written(Enum<?> choice) {
+        return choice.name().toLowerCase(Locale.ROOT);
     }
 
     public String optionName() {

@@ -3,6 +3,7 @@ package sparkkpl.config;
 import java.io.Serializable;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -34,6 +35,8 @@ public final class WriteConfig implements Serializable {
     private final EnumMap<SinkOption, String> sinkOptions;
     /** Canonical KPL property name to value; also the producer's identity on an executor. */
     private final TreeMap<String, String> kplProperties;
+    /** Each choice option's value given or defaulted, parsed once by {@link #validate}. */
+    private final EnumMap<SinkOption, Enum<?>> choices = new EnumMap<>(SinkOption.class);
 
     private WriteConfig(EnumMap<SinkOption, String> sinkOptions, TreeMap<String, String> kplProperties) {
         this.sinkOptions = sinkOptions;
@@ -123,8 +126,8 @@ public final class WriteConfig implements Serializable {
         positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
         maxRecordBytes();
         for (SinkOption option : SinkOption.values()) {
-            if (!option.choices().isEmpty() && get(option).isPresent()) {
-                getChoice(option);
+            if (option.choiceType() != null && get(option).isPresent()) {
+                choices.put(option, parseChoice(option));
             }
         }
         getBoolean(SinkOption.ALLOW_DUPLICATES);
@@ -134,9 +137,9 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
-        if (hasValue(SinkOption.NULL_DATA) && !getChoice(SinkOption.FORMAT).equals("raw")) {
+        if (hasValue(SinkOption.NULL_DATA) && format() != Format.RAW) {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
-                + "it is about the data column of format=raw, and format=" + getChoice(SinkOption.FORMAT)
+                + "it is about the data column of format=raw, and format=" + SinkOption.written(format())
                 + " serializes whole rows, which are never null");
         }
         AwsCredentials.validate(this);
@@ -145,7 +148,7 @@ public final class WriteConfig implements Serializable {
 
     /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
     public boolean aggregatesInExecutor() {
-        return getChoice(SinkOption.AGGREGATION).equals("executor");
+        return aggregation() == Aggregation.EXECUTOR;
     }
 
     /**
@@ -197,17 +200,41 @@ public final class WriteConfig implements Serializable {
         return value;
     }
 
-    /**
-     * A choice option's value, lower-cased.
-     *
-     * @throws IllegalArgumentException naming the option, its config key and its choices
-     */
-    public String getChoice(SinkOption option) {
-        String value = get(option).orElseThrow().trim().toLowerCase(java.util.Locale.ROOT);
-        if (!option.choices().contains(value)) {
-            throw invalid(option, "one of " + String.join(", ", option.choices()), get(option).orElseThrow());
+    /** @throws IllegalArgumentException naming the option, its config key and its choices */
+    private Enum<?> parseChoice(SinkOption option) {
+        String given = get(option).orElseThrow();
+        String wanted = given.trim().toLowerCase(Locale.ROOT);
+        for (Enum<?> choice : option.choiceType().getEnumConstants()) {
+            if (SinkOption.written(choice).equals(wanted)) {
+                return choice;
+            }
         }
-        return value;
+        throw invalid(option, "one of " + String.join(", ", option.choices()), given);
+    }
+
+    private <E extends Enum<E>> E choice(SinkOption option, Class<E> type) {
+        return type.cast(choices.get(option));
+    }
+
+    public NullData nullData() {
+        return choice(SinkOption.NULL_DATA, NullData.class);
+    }
+
+    /** Empty when not given: the rows' columns then decide. */
+    public Optional<Partitioner> partitioner() {
+        return Optional.ofNullable(choice(SinkOption.PARTITIONER, Partitioner.class));
+    }
+
+    public RecordId recordId() {
+        return choice(SinkOption.RECORD_ID, RecordId.class);
+    }
+
+    public Format format() {
+        return choice(SinkOption.FORMAT, Format.class);
+    }
+
+    public Aggregation aggregation() {
+        return choice(SinkOption.AGGREGATION, Aggregation.class);
     }
 
     private static IllegalArgumentException invalid(SinkOption option, String expected, String value) {

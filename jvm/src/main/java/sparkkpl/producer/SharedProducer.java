@@ -27,7 +27,7 @@ import sparkkpl.util.OffTaskThread;
  * given up ({@link #isBroken}). Before each wait the daemon's binary is put back in place if it has
  * gone (a tmp cleaner), or the KPL would relaunch a missing file once a second forever.
  */
-public final class SharedProducer {
+public final class SharedProducer implements ProducerPool.Pooled {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
     /** Where every call into the KPL runs: see {@link #callKpl}. */
     private static final ExecutorService KPL_CALLS = OffTaskThread.newPool("spark-kpl-calls");
@@ -145,7 +145,8 @@ public final class SharedProducer {
     }
 
     /** Whether the KPL gave up on its daemon; the registry then starts a new producer for the next task. */
-    boolean isBroken() {
+    @Override
+    public boolean isBroken() {
         return broken;
     }
 
@@ -168,7 +169,8 @@ public final class SharedProducer {
         return limit.usage();
     }
 
-    long idleTimeoutMs() {
+    @Override
+    public long idleTimeoutMs() {
         return idleTimeoutMs;
     }
 
@@ -193,7 +195,8 @@ public final class SharedProducer {
      * Flushes, waits a bounded time for every outstanding record, then stops the daemon, whatever
      * the flush met. Records still outstanding at the deadline are reported, never dropped silently.
      */
-    void close() {
+    @Override
+    public void close() {
         try {
             long left = limit.awaitEmpty(this::flush, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
             if (left > 0) {

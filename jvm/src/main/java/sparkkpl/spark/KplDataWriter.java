@@ -10,6 +10,9 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.failures.FailedRecords;
+import sparkkpl.failures.RowRejected;
+import sparkkpl.metrics.WriteSummary;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.ProducerRegistry;
@@ -18,6 +21,8 @@ import sparkkpl.producer.SharedProducer;
 import sparkkpl.producer.TaskAcks;
 import sparkkpl.producer.TaskFeed;
 import sparkkpl.producer.TaskQueueStats;
+import sparkkpl.records.RecordAssembler;
+import sparkkpl.records.RowLayout;
 
 /**
  * Writes one Spark partition. It commits only once Kinesis has acknowledged or finally failed every

@@ -10,6 +10,8 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.metrics.WriteSummary;
+import sparkkpl.streaming.CommittedBatches;
 
 /**
  * A Structured Streaming query's writes, micro-batch by micro-batch. Each task commits once Kinesis

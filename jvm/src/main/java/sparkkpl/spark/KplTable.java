@@ -16,6 +16,10 @@ import scala.Tuple2;
 import scala.collection.Iterator;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.failures.DeadLetterFile;
+import sparkkpl.records.Partitioning;
+import sparkkpl.records.PayloadFormat;
+import sparkkpl.records.RowLayout;
 
 /** A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. */
 final class KplTable implements SupportsWrite {

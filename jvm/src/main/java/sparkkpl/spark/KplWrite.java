@@ -13,6 +13,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.metrics.SparkUiMetrics;
+import sparkkpl.metrics.WriteResults;
+import sparkkpl.metrics.WriteSummary;
+import sparkkpl.streaming.CommittedBatches;
 
 /**
  * One write: as a batch, tasks send records through their executor's producer and the driver adds up

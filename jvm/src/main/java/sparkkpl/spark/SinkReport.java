@@ -14,6 +14,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.metrics.WriteMetric;
+import sparkkpl.metrics.WriteResults;
 import sparkkpl.producer.ProducerRegistry;
 
 /**

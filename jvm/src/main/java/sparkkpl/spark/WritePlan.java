@@ -2,9 +2,17 @@ package sparkkpl.spark;
 
 import java.io.Serializable;
 import sparkkpl.aggregation.ShardAggregator;
+import sparkkpl.config.RecordId;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.failures.DeadLetterFile;
+import sparkkpl.failures.FailedRecords;
 import sparkkpl.producer.RecordGrouping;
+import sparkkpl.records.Partitioning;
+import sparkkpl.records.PayloadFormat;
+import sparkkpl.records.RecordAssembler;
+import sparkkpl.records.RecordIdHeader;
+import sparkkpl.records.RowLayout;
 
 /**
  * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
@@ -17,8 +25,8 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
                  String writeId, DeadLetterFile.Location deadLetters) implements Serializable {
 
     /** The recordId=prefix header maker, or null without one. */
-    RecordIdHeader recordIdHeader() {
-        return config.getChoice(SinkOption.RECORD_ID).equals("prefix")
+    private RecordIdHeader recordIdHeader() {
+        return config.recordId() == RecordId.PREFIX
             ? new RecordIdHeader(writeId) : null;
     }
 
@@ -33,8 +41,10 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
             "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, config.getBoolean(SinkOption.FAIL_ON_ERROR),
             deadLetterFile);
-        return new KplDataWriter(partitionId, config, new RecordAssembler(this, partitionId, batchId), failures,
-            recordGrouping());
+        RecordIdHeader header = recordIdHeader();
+        RecordAssembler assembler = new RecordAssembler(config, layout, format, partitioning,
+            header == null ? null : header.forTask(batchId, partitionId), partitionId);
+        return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping());
     }
 
     /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */

@@ -159,6 +159,33 @@ public class WriteConfigTest {
     }
 
     @Test
+    public void choicesAreParsedOnceInAnyCaseWithTheirDefaults() {
+        WriteConfig defaults = resolve();
+        assertEquals(NullData.FAIL, defaults.nullData());
+        assertEquals(RecordId.NONE, defaults.recordId());
+        assertEquals(Format.RAW, defaults.format());
+        assertEquals(Aggregation.EXECUTOR, defaults.aggregation());
+        assertFalse("unset, the rows' columns decide", defaults.partitioner().isPresent());
+
+        WriteConfig given = resolve("nullData", " SKIP ", "recordId", "Prefix", "partitioner", "fixed",
+            "aggregation", "KPL");
+        assertEquals(NullData.SKIP, given.nullData());
+        assertEquals(RecordId.PREFIX, given.recordId());
+        assertEquals(Partitioner.FIXED, given.partitioner().orElseThrow());
+        assertEquals(Aggregation.KPL, given.aggregation());
+        assertEquals(Format.AVRO, resolve("format", "avro").format());
+    }
+
+    @Test
+    public void everyChoiceOptionListsItsValuesAsWritten() {
+        assertEquals(java.util.List.of("random", "fixed", "column"), SinkOption.PARTITIONER.choices());
+        assertEquals(java.util.List.of("raw", "json", "avro"), SinkOption.FORMAT.choices());
+        assertTrue(SinkOption.STREAM_NAME.choices().isEmpty());
+        assertContains(errorOf("format", "xml"), "'format' (spark.kpl.format): expected one of raw, json, avro, got 'xml'");
+        assertContains(errorOf("partitioner", "hash"), "expected one of random, fixed, column, got 'hash'");
+    }
+
+    @Test
     public void optionsThatWouldBeIgnoredAreErrors() {
         assertContains(errorOf("format", "json", "nullData", "skip"), "'nullData' would be ignored");
         assertContains(errorOf("deadLetterPath", "/tmp/x"), "'deadLetterPath' needs failOnError=false");

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.ByteArrayOutputStream;
 import java.io.CharArrayWriter;
@@ -17,7 +17,7 @@ import org.apache.spark.sql.catalyst.json.JSONOptions;
 import org.apache.spark.sql.catalyst.json.JacksonGenerator;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
-import sparkkpl.config.SinkOption;
+import sparkkpl.config.Format;
 import sparkkpl.config.WriteConfig;
 
 /**
@@ -25,22 +25,19 @@ import sparkkpl.config.WriteConfig;
  * {@code avro} serialize every other column of the row with Spark's own writers (those behind
  * {@code to_json} and {@code to_avro}), so the payload matches what Spark produces elsewhere.
  */
-final class PayloadFormat implements Serializable {
+public final class PayloadFormat implements Serializable {
     private static final long serialVersionUID = 1L;
-    static final String RAW = "raw";
-    static final String JSON = "json";
-    static final String AVRO = "avro";
     /** spark-avro's classes, absent from Spark's default classpath; reached by reflection. */
     private static final String AVRO_SERIALIZER = "org.apache.spark.sql.avro.AvroSerializer";
     private static final String AVRO_SCHEMA_CONVERTERS = "org.apache.spark.sql.avro.SchemaConverters$";
     /** The record name Spark's to_avro gives the top-level record. */
     private static final String AVRO_RECORD_NAME = "topLevelRecord";
 
-    private final String name;
+    private final Format format;
     private final String timeZoneId;
 
-    private PayloadFormat(String name, String timeZoneId) {
-        this.name = name;
+    PayloadFormat(Format format, String timeZoneId) {
+        this.format = format;
         this.timeZoneId = timeZoneId;
     }
 
@@ -49,14 +46,14 @@ final class PayloadFormat implements Serializable {
      *
      * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
      */
-    static PayloadFormat resolve(WriteConfig config, SparkSession session) {
-        String name = config.getChoice(SinkOption.FORMAT);
-        if (name.equals(AVRO) && !avroModulePresent()) {
+    public static PayloadFormat resolve(WriteConfig config, SparkSession session) {
+        Format format = config.format();
+        if (format == Format.AVRO && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
                 + "add org.apache.spark:spark-avro_" + scalaBinaryVersion() + ":" + session.version()
                 + " (spark-submit --packages, or the spark.jars.packages config)");
         }
-        return new PayloadFormat(name, session.conf().get("spark.sql.session.timeZone"));
+        return new PayloadFormat(format, session.conf().get("spark.sql.session.timeZone"));
     }
 
     /** "2.13" for Scala 2.13.16: the suffix of Spark's Scala artifacts. */
@@ -75,8 +72,8 @@ final class PayloadFormat implements Serializable {
     }
 
     /** Whether the whole row (less the key and stream columns) is the payload, rather than a data column. */
-    boolean serializesRow() {
-        return !name.equals(RAW);
+    public boolean serializesRow() {
+        return format != Format.RAW;
     }
 
     /** Turns a payload row into bytes; one per task, not thread-safe. */
@@ -85,7 +82,7 @@ final class PayloadFormat implements Serializable {
     }
 
     Serializer newSerializer(StructType payloadSchema) {
-        return name.equals(JSON) ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
+        return format == Format.JSON ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
     }
 
     private Serializer jsonSerializer(StructType schema) {

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -28,7 +28,7 @@ import java.util.UUID;
  * keep accidental collisions negligible (about 10^-11 for 10^9 records of one task). Version 1
  * (row number instead of digest and occurrence, 40 bytes) is still read by {@code spark_kpl.dedup}.
  */
-final class RecordIdHeader implements Serializable {
+public final class RecordIdHeader implements Serializable {
     private static final long serialVersionUID = 2L;
     static final byte[] MAGIC = {'S', 'K', 'R', 2};
     static final int SIZE = 48;
@@ -37,7 +37,7 @@ final class RecordIdHeader implements Serializable {
     private final UUID writeId;
 
     /** @param writeId Spark's write or query id; a UUID, else hashed into one */
-    RecordIdHeader(String writeId) {
+    public RecordIdHeader(String writeId) {
         UUID parsed;
         try {
             parsed = UUID.fromString(writeId);
@@ -48,11 +48,11 @@ final class RecordIdHeader implements Serializable {
     }
 
     /** One task's ids: they count identical records, so one instance per task attempt. */
-    Task forTask(long batchId, int partition) {
+    public Task forTask(long batchId, int partition) {
         return new Task(batchId, partition);
     }
 
-    final class Task {
+    public final class Task {
         private final long batchId;
         private final int partition;
         private final DigestOccurrences occurrences = new DigestOccurrences();

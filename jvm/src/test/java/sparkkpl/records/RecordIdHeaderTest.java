@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;

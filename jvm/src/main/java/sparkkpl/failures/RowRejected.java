@@ -1,18 +1,18 @@
-package sparkkpl.spark;
+package sparkkpl.failures;
 
 import sparkkpl.producer.FailedRecord;
 
 /** A row that cannot become a Kinesis record; carries what is known of it for the error or dead letter. */
-final class RowRejected extends Exception {
+public final class RowRejected extends Exception {
     private static final long serialVersionUID = 1L;
     private final transient FailedRecord failure;
 
-    RowRejected(FailedRecord failure) {
+    public RowRejected(FailedRecord failure) {
         super(failure.errorMessage(), null, false, false);
         this.failure = failure;
     }
 
-    FailedRecord failure() {
+    public FailedRecord failure() {
         return failure;
     }
 }

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.metrics;
 
 import org.apache.spark.sql.connector.metric.CustomMetric;
 
@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.metric.CustomMetric;
 public final class SparkUiMetrics {
     private SparkUiMetrics() {}
 
-    static CustomMetric[] all() {
+    public static CustomMetric[] all() {
         return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
             new RecordsResent(), new BytesWritten(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.streaming;
 
 import java.io.IOException;
 import org.apache.hadoop.conf.Configuration;
@@ -14,23 +14,23 @@ import org.apache.hadoop.fs.Path;
  * Used on the driver only. Each committed batch is a file named by its id, written under a temporary name and renamed, so a
  * reader sees a whole marker or none on any Hadoop file system.
  */
-final class CommittedBatches {
-    static final long NONE = -1;
+public final class CommittedBatches {
+    public static final long NONE = -1;
 
     private final String directory;
     private final Configuration hadoopConf;
 
-    CommittedBatches(String directory, Configuration hadoopConf) {
+    public CommittedBatches(String directory, Configuration hadoopConf) {
         this.directory = directory;
         this.hadoopConf = hadoopConf;
     }
 
-    String directory() {
+    public String directory() {
         return directory;
     }
 
     /** The highest batch id committed, or {@link #NONE}. */
-    long last() throws IOException {
+    public long last() throws IOException {
         Path dir = new Path(directory);
         FileSystem fs = dir.getFileSystem(hadoopConf);
         if (!fs.exists(dir)) {
@@ -47,7 +47,7 @@ final class CommittedBatches {
     }
 
     /** Records {@code batchId} as committed, then drops the markers of older batches. */
-    void commit(long batchId) throws IOException {
+    public void commit(long batchId) throws IOException {
         Path dir = new Path(directory);
         FileSystem fs = dir.getFileSystem(hadoopConf);
         fs.mkdirs(dir);

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -17,12 +17,12 @@ import org.apache.spark.sql.types.StructType;
  * payload: the {@code data} column (binary or string, required), or with a serializing format every
  * other column. Column names match case-insensitively, like Spark's.
  */
-final class RowLayout implements Serializable {
+public final class RowLayout implements Serializable {
     private static final long serialVersionUID = 1L;
-    static final String DATA = "data";
-    static final String PARTITION_KEY = "partitionKey";
-    static final String EXPLICIT_HASH_KEY = "explicitHashKey";
-    static final String STREAM_NAME = "streamName";
+    public static final String DATA = "data";
+    public static final String PARTITION_KEY = "partitionKey";
+    public static final String EXPLICIT_HASH_KEY = "explicitHashKey";
+    public static final String STREAM_NAME = "streamName";
     private static final int ABSENT = -1;
 
     /** The data column; ABSENT when the payload is serialized from {@link #payloadOrdinals}. */
@@ -49,7 +49,7 @@ final class RowLayout implements Serializable {
      * @param serializesRow whether every column other than the keys and stream is the payload
      * @throws IllegalArgumentException naming the column that is missing, unknown or of the wrong type
      */
-    static RowLayout of(StructType schema, boolean serializesRow) {
+    public static RowLayout of(StructType schema, boolean serializesRow) {
         int data = ABSENT;
         int partitionKey = ABSENT;
         int explicitHashKey = ABSENT;

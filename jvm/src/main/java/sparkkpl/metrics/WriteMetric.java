@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.metrics;
 
 import java.util.Locale;
 

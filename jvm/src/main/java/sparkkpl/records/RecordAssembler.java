@@ -1,14 +1,16 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import sparkkpl.config.NullData;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.failures.RowRejected;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.RecordRules;
 
 /** Turns one row into the Kinesis record it stands for, or says which column makes that impossible. */
-final class RecordAssembler {
+public final class RecordAssembler {
     private final RowLayout layout;
     private final Partitioning partitioning;
     private final int sparkPartition;
@@ -20,24 +22,24 @@ final class RecordAssembler {
     private final long maxRecordBytes;
     private final boolean skipNullData;
 
-    RecordAssembler(WritePlan plan, int sparkPartition, long batchId) {
-        WriteConfig config = plan.config();
-        this.layout = plan.layout();
-        RecordIdHeader recordIdHeader = plan.recordIdHeader();
-        this.recordIds = recordIdHeader == null ? null : recordIdHeader.forTask(batchId, sparkPartition);
-        this.serializer = plan.format().serializesRow() ? plan.format().newSerializer(layout.payloadSchema()) : null;
-        this.partitioning = plan.partitioning();
+    /** @param recordIds the task's record ids, or null without recordId=prefix */
+    public RecordAssembler(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
+                           RecordIdHeader.Task recordIds, int sparkPartition) {
+        this.layout = layout;
+        this.recordIds = recordIds;
+        this.serializer = format.serializesRow() ? format.newSerializer(layout.payloadSchema()) : null;
+        this.partitioning = partitioning;
         this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
         this.maxRecordBytes = config.maxRecordBytes();
-        this.skipNullData = config.getChoice(SinkOption.NULL_DATA).equals("skip");
+        this.skipNullData = config.nullData() == NullData.SKIP;
     }
 
     /**
      * @return the record, or null for a row to skip (null data with nullData=skip)
      * @throws RowRejected naming the column at fault, with what is known of the record
      */
-    KinesisRecord assemble(InternalRow row, long rowNumber) throws RowRejected {
+    public KinesisRecord assemble(InternalRow row, long rowNumber) throws RowRejected {
         if (skipNullData && layout.dataIsNull(row)) {
             return null;
         }
@@ -90,7 +92,7 @@ final class RecordAssembler {
         }
     }
 
-    static RowRejected rejected(KinesisRecord record, long rowNumber, String column, String errorCode, String problem) {
+    private static RowRejected rejected(KinesisRecord record, long rowNumber, String column, String errorCode, String problem) {
         return new RowRejected(new FailedRecord(record, rowNumber, column, errorCode, problem));
     }
 }

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.failures;
 
 import java.io.IOException;
 import org.slf4j.Logger;
@@ -12,7 +12,7 @@ import sparkkpl.util.JsonText;
  * task, naming it. Otherwise each is counted, the first few are logged (then one summary per task,
  * not a line per record) and, when a dead-letter file is given, kept there.
  */
-final class FailedRecords {
+public final class FailedRecords {
     private static final Logger LOG = LoggerFactory.getLogger(FailedRecords.class);
     static final int LOGGED_PER_TASK = 10;
 
@@ -22,14 +22,14 @@ final class FailedRecords {
     private final DeadLetterFile deadLetters;
     private long count;
 
-    FailedRecords(int partitionId, boolean failOnError, DeadLetterFile deadLetters) {
+    public FailedRecords(int partitionId, boolean failOnError, DeadLetterFile deadLetters) {
         this.partitionId = partitionId;
         this.failOnError = failOnError;
         this.deadLetters = deadLetters;
     }
 
     /** @throws IOException or IllegalArgumentException (a bad row) with failOnError, naming the record */
-    void handle(FailedRecord failure) throws IOException {
+    public void handle(FailedRecord failure) throws IOException {
         count++;
         if (failOnError) {
             String problem = describe(failure) + ". Rows before it were accepted and are sent; this task fails "
@@ -63,12 +63,12 @@ final class FailedRecords {
             + failure.errorMessage();
     }
 
-    long count() {
+    public long count() {
         return count;
     }
 
     /** Before the task commits: the summary line, and the dead-letter file made visible. */
-    void commit() throws IOException {
+    public void commit() throws IOException {
         if (count > LOGGED_PER_TASK) {
             LOG.warn("Spark partition {}: {} records not delivered to Kinesis ({} logged above){}", partitionId, count,
                 LOGGED_PER_TASK, deadLetters == null ? "; no deadLetterPath is set, so only counted" : "");
@@ -78,7 +78,7 @@ final class FailedRecords {
         }
     }
 
-    void abort() throws IOException {
+    public void abort() throws IOException {
         if (deadLetters != null) {
             deadLetters.abort();
         }

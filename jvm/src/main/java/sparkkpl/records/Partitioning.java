@@ -1,8 +1,9 @@
-package sparkkpl.spark;
+package sparkkpl.records;
 
 import java.io.Serializable;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.catalyst.InternalRow;
+import sparkkpl.config.Partitioner;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.producer.RecordRules;
@@ -12,7 +13,7 @@ import sparkkpl.producer.RecordRules;
  * key, the Spark partition id ({@code fixed}), the {@code partitionKey} column, or one constant key
  * ({@code defaultPartition}). Resolved and checked on the driver.
  */
-final class Partitioning implements Serializable {
+public final class Partitioning implements Serializable {
     private static final long serialVersionUID = 1L;
 
     private enum Source { RANDOM, FIXED, COLUMN, CONSTANT }
@@ -33,7 +34,7 @@ final class Partitioning implements Serializable {
      * @throws IllegalArgumentException for a partitioner that contradicts the columns, or an option
      *     that would be ignored
      */
-    static Partitioning resolve(WriteConfig config, RowLayout layout) {
+    public static Partitioning resolve(WriteConfig config, RowLayout layout) {
         String defaultPartition = config.get(SinkOption.DEFAULT_PARTITION).orElse(null);
         if (defaultPartition != null) {
             try {
@@ -43,13 +44,12 @@ final class Partitioning implements Serializable {
                     + "' (" + SinkOption.DEFAULT_PARTITION.confKey() + "): " + e.getMessage(), e);
             }
         }
-        String partitioner = config.get(SinkOption.PARTITIONER).isPresent()
-            ? config.getChoice(SinkOption.PARTITIONER)
-            : layout.hasPartitionKey() ? "column" : defaultPartition != null ? null : "random";
+        Partitioner partitioner = config.partitioner().orElse(
+            layout.hasPartitionKey() ? Partitioner.COLUMN : defaultPartition != null ? null : Partitioner.RANDOM);
         if (partitioner == null) {
             return new Partitioning(Source.CONSTANT, defaultPartition);
         }
-        if (partitioner.equals("column")) {
+        if (partitioner == Partitioner.COLUMN) {
             if (!layout.hasPartitionKey()) {
                 throw new IllegalArgumentException("partitioner=column needs a '" + RowLayout.PARTITION_KEY + "' column "
                     + "(spark_kpl.write(partition_key=...) adds it from a column name or expression)");
@@ -57,22 +57,22 @@ final class Partitioning implements Serializable {
             return new Partitioning(Source.COLUMN, defaultPartition);
         }
         if (layout.hasPartitionKey()) {
-            throw new IllegalArgumentException("partitioner=" + partitioner + " makes its own keys, but the rows have a '"
+            throw new IllegalArgumentException("partitioner=" + SinkOption.written(partitioner) + " makes its own keys, but the rows have a '"
                 + RowLayout.PARTITION_KEY + "' column too: drop the column or the option");
         }
         if (defaultPartition != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEFAULT_PARTITION.optionName() + "' would be "
-                + "ignored with partitioner=" + partitioner + ": it is the key of every record without a partitionKey "
+                + "ignored with partitioner=" + SinkOption.written(partitioner) + ": it is the key of every record without a partitionKey "
                 + "column, or of rows whose partitionKey is null with one");
         }
-        return new Partitioning(partitioner.equals("fixed") ? Source.FIXED : Source.RANDOM, null);
+        return new Partitioning(partitioner == Partitioner.FIXED ? Source.FIXED : Source.RANDOM, null);
     }
 
     /**
      * Whether the sink makes every key (random, fixed, a constant), rather than taking the user's
      * partitionKey column: executor-side aggregation then needs no shard map (ShardAggregator).
      */
-    boolean choosesKeys() {
+    public boolean choosesKeys() {
         return source != Source.COLUMN;
     }
 

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.metrics;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -19,7 +19,7 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** A task's figures so far; {@code committed} says whether it counts as a finished task. */
-    static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, TaskQueueStats queue, boolean committed) {
+    public static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, TaskQueueStats queue, boolean committed) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
@@ -35,7 +35,7 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** A task of a micro-batch already delivered before a restart: its rows, not sent again. */
-    static WriteSummary ofReplayedRows(long rows) {
+    public static WriteSummary ofReplayedRows(long rows) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_REPLAYED.ordinal()] = rows;
         values[WriteMetric.TASKS.ordinal()] = 1;
@@ -43,7 +43,7 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** The figures of every task's commit message added up. */
-    static WriteSummary sum(WriterCommitMessage[] messages) {
+    public static WriteSummary sum(WriterCommitMessage[] messages) {
         WriteSummary total = EMPTY;
         for (WriterCommitMessage message : messages) {
             total = total.plus((WriteSummary) message);
@@ -73,7 +73,7 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** The same figures as Spark's task metrics, shown in the SQL tab of the Spark UI. */
-    CustomTaskMetric[] taskMetrics() {
+    public CustomTaskMetric[] taskMetrics() {
         CustomTaskMetric[] metrics = new CustomTaskMetric[values.length];
         for (WriteMetric metric : WriteMetric.values()) {
             long value = values[metric.ordinal()];

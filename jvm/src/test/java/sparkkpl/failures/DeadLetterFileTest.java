@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.failures;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;

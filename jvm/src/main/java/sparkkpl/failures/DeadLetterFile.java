@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.failures;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -21,22 +21,22 @@ import sparkkpl.util.JsonText;
  * failed or retried attempt never leaves its records behind twice. The records' data is the user's,
  * so the file is readable by its owner only.
  */
-final class DeadLetterFile {
+public final class DeadLetterFile {
     private static final FsPermission OWNER_ONLY = new FsPermission((short) 0600);
 
     /** Where dead-letter files go, with the Hadoop configuration to reach it; shipped to executors. */
-    static final class Location implements Serializable {
+    public static final class Location implements Serializable {
         private static final long serialVersionUID = 1L;
         private final String directory;
         private final SerializableConfiguration hadoopConf;
 
-        Location(String directory, Configuration hadoopConf) {
+        public Location(String directory, Configuration hadoopConf) {
             this.directory = directory;
             this.hadoopConf = new SerializableConfiguration(hadoopConf);
         }
 
         /** Creates the folder on the driver, so an unusable path fails before any task starts. */
-        void create() throws IOException {
+        public void create() throws IOException {
             Path path = new Path(directory);
             if (!path.getFileSystem(hadoopConf.value()).mkdirs(path)) {
                 throw new IOException("Could not create the deadLetterPath folder " + directory);
@@ -48,7 +48,7 @@ final class DeadLetterFile {
          * resolved to the local file system. An explicit {@code file:} URI is the user's word that the
          * folder is mounted at that path on every node.
          */
-        boolean implicitlyLocal() throws IOException {
+        public boolean implicitlyLocal() throws IOException {
             Path path = new Path(directory);
             return path.toUri().getScheme() == null
                 && path.getFileSystem(hadoopConf.value()) instanceof LocalFileSystem;
@@ -60,7 +60,7 @@ final class DeadLetterFile {
     private OutputStream out;
 
     /** @param name unique to this task attempt */
-    DeadLetterFile(Location location, String name) {
+    public DeadLetterFile(Location location, String name) {
         this.location = location;
         this.name = name;
     }

@@ -1,0 +1,83 @@
+package sparkkpl.config;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Map;
+import java.util.Optional;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.natives.NativeDaemon;
+
+/**
+ * The KPL configuration one producer starts with, completed from a write's: the properties given
+ * and the sink's defaults ({@link WriteConfig#producerConfiguration}), the daemon the sink placed,
+ * the folder of the daemon's pipes and the credentials.
+ */
+public final class ProducerConfiguration {
+    private final KinesisProducerConfiguration kpl;
+    /** Null when the user gave the daemon (NativeExecutable). */
+    private final Path placedDaemonDir;
+    private final String pipesSetBy;
+    private final Map<String, String> settings;
+
+    private ProducerConfiguration(KinesisProducerConfiguration kpl, Path placedDaemonDir, String pipesSetBy,
+                                  Map<String, String> settings) {
+        this.kpl = kpl;
+        this.placedDaemonDir = placedDaemonDir;
+        this.pipesSetBy = pipesSetBy;
+        this.settings = settings;
+    }
+
+    /**
+     * Places the native daemon unless the user gave one: placing it ourselves keeps the KPL from
+     * extracting it into a folder shared by every user, under a lock that a task interrupt breaks.
+     */
+    public static ProducerConfiguration complete(WriteConfig config) {
+        KinesisProducerConfiguration kpl = config.producerConfiguration();
+        Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
+        Path placedDaemonDir = null;
+        if (kpl.getNativeExecutable().isEmpty()) {
+            kpl.setNativeExecutable(NativeDaemon.install(dir).toString());
+            placedDaemonDir = dir;
+        } else {
+            NativeDaemon.checkGivenExecutable(Paths.get(kpl.getNativeExecutable()));
+        }
+        // The daemon's named pipes too, or they land in a folder every user of the host shares.
+        String pipesSetBy = SinkOption.CONF_PREFIX + "TempDirectory";
+        if (kpl.getTempDirectory().isEmpty()) {
+            kpl.setTempDirectory(dir.toString());
+            pipesSetBy = SinkOption.NATIVE_DIR.confKey();
+        }
+        AwsCredentials.provider(config).ifPresent(kpl::setCredentialsProvider);
+        // Read back before the pipes move into the producer's own folder (pipesIn).
+        return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
+    }
+
+    /** The folder the sink placed the daemon in, to put it back should it vanish; empty if the user gave it. */
+    public Optional<Path> placedDaemonDir() {
+        return Optional.ofNullable(placedDaemonDir);
+    }
+
+    /** The folder under which each producer gets a folder of its own for its daemon's pipes. */
+    public Path pipesRoot() {
+        return Paths.get(kpl.getTempDirectory());
+    }
+
+    /** The config key that chose {@link #pipesRoot}, for errors about it. */
+    public String pipesSetBy() {
+        return pipesSetBy;
+    }
+
+    /** The producer's own folder for its daemon's pipes, below {@link #pipesRoot}. */
+    public void pipesIn(Path folder) {
+        kpl.setTempDirectory(folder.toString());
+    }
+
+    /** What the producer runs with, by config key, secrets masked. */
+    public Map<String, String> settings() {
+        return settings;
+    }
+
+    public KinesisProducerConfiguration kpl() {
+        return kpl;
+    }
+}

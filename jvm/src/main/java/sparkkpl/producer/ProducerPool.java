@@ -1,0 +1,164 @@
+package sparkkpl.producer;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Producers shared by key: created on first use, counted while tasks hold them, closed once unused
+ * for their idle timeout. A producer that broke is detached (new tasks get a new one) but closed
+ * only when its last holder releases it: closing it under them would fail their records still in
+ * flight. Thread-safe; the clock and the scheduler are given, so that tests can drive time.
+ *
+ * @param <K> what makes two users share a producer
+ */
+final class ProducerPool<K, P extends ProducerPool.Pooled> {
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerPool.class);
+
+    /** What the pool needs of a producer. */
+    interface Pooled {
+        /** Whether it gave up, so new users need another one. */
+        boolean isBroken();
+
+        long idleTimeoutMs();
+
+        void close();
+    }
+
+    /** Runs the pool's closing off its callers' threads, after a delay in milliseconds (0: at once). */
+    interface Scheduler {
+        void schedule(Runnable task, long delayMs);
+    }
+
+    private static final class Entry<P> {
+        final P producer;
+        int holders;
+        long idleSinceNanos;
+
+        Entry(P producer) {
+            this.producer = producer;
+        }
+    }
+
+    private final LongSupplier nanoClock;
+    private final Scheduler scheduler;
+    private final Map<K, Entry<P>> entries = new HashMap<>();
+    /** Broken producers still held; guarded by {@code entries}' lock. */
+    private final List<Entry<P>> detached = new ArrayList<>();
+
+    /** @param nanoClock a monotonic clock in nanoseconds, as System::nanoTime */
+    ProducerPool(LongSupplier nanoClock, Scheduler scheduler) {
+        this.nanoClock = nanoClock;
+        this.scheduler = scheduler;
+    }
+
+    /** The producer for {@code key}, made by {@code create} if there is none or it broke; pair with {@link #release}. */
+    P acquire(K key, Supplier<P> create) {
+        synchronized (entries) {
+            Entry<P> entry = entries.get(key);
+            if (entry != null && entry.producer.isBroken()) {
+                entries.remove(key);
+                detach(entry);
+                entry = null;
+            }
+            if (entry == null) {
+                entry = new Entry<>(create.get());
+                entries.put(key, entry);
+            }
+            entry.holders++;
+            return entry.producer;
+        }
+    }
+
+    /** Closes a broken producer now if nobody holds it, else when its last holder releases it. */
+    private void detach(Entry<P> entry) {
+        if (entry.holders == 0) {
+            closeSoon(entry.producer);
+        } else {
+            detached.add(entry);
+        }
+    }
+
+    void release(P producer) {
+        synchronized (entries) {
+            for (Entry<P> entry : entries.values()) {
+                if (entry.producer == producer && --entry.holders == 0) {
+                    entry.idleSinceNanos = nanoClock.getAsLong();
+                    scheduler.schedule(this::closeIdle, producer.idleTimeoutMs());
+                }
+            }
+            Iterator<Entry<P>> held = detached.iterator();
+            while (held.hasNext()) {
+                Entry<P> entry = held.next();
+                if (entry.producer == producer && --entry.holders == 0) {
+                    held.remove();
+                    closeSoon(producer);
+                }
+            }
+        }
+    }
+
+    private void closeSoon(P producer) {
+        scheduler.schedule(() -> closeEach(List.of(producer)), 0);
+    }
+
+    private void closeIdle() {
+        List<P> idle = new ArrayList<>();
+        synchronized (entries) {
+            Iterator<Entry<P>> all = entries.values().iterator();
+            while (all.hasNext()) {
+                Entry<P> entry = all.next();
+                long idleMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - entry.idleSinceNanos);
+                if (entry.holders == 0 && idleMs >= entry.producer.idleTimeoutMs()) {
+                    all.remove();
+                    idle.add(entry.producer);
+                }
+            }
+        }
+        closeEach(idle);
+    }
+
+    /** Closes every producer, held or not: the JVM is exiting. */
+    void closeAll() {
+        List<P> all = new ArrayList<>();
+        synchronized (entries) {
+            entries.values().forEach(entry -> all.add(entry.producer));
+            detached.forEach(entry -> all.add(entry.producer));
+            entries.clear();
+            detached.clear();
+        }
+        closeEach(all);
+    }
+
+    /** Closes each one even when another fails: a producer skipped here would keep its daemon. */
+    private static void closeEach(List<? extends Pooled> producers) {
+        for (Pooled producer : producers) {
+            try {
+                producer.close();
+            } catch (RuntimeException | Error e) {
+                LOG.error("Closing a KPL producer failed", e);
+            }
+        }
+    }
+
+    /** The producers new users would get, detached ones excluded. */
+    List<P> current() {
+        synchronized (entries) {
+            return entries.values().stream().map(entry -> entry.producer).toList();
+        }
+    }
+
+    /** How many producers are open, detached ones included. */
+    int open() {
+        synchronized (entries) {
+            return entries.size() + detached.size();
+        }
+    }
+}

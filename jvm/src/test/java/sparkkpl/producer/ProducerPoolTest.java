@@ -1,0 +1,187 @@
+package sparkkpl.producer;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotSame;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.Test;
+
+/** Sharing, reference counts and idle close of the producer pool, on a clock the test moves. */
+public class ProducerPoolTest {
+    private static final long IDLE_MS = 1_000;
+
+    private static final class FakeProducer implements ProducerPool.Pooled {
+        boolean broken;
+        int closes;
+        boolean failsToClose;
+
+        @Override
+        public boolean isBroken() {
+            return broken;
+        }
+
+        @Override
+        public long idleTimeoutMs() {
+            return IDLE_MS;
+        }
+
+        @Override
+        public void close() {
+            closes++;
+            if (failsToClose) {
+                throw new IllegalStateException("the daemon would not stop");
+            }
+        }
+    }
+
+    /** Runs scheduled tasks when the test moves the clock past their time. */
+    private static final class ManualTime implements ProducerPool.Scheduler {
+        long nanos = 42;
+        private final List<Long> dueNanos = new ArrayList<>();
+        private final List<Runnable> tasks = new ArrayList<>();
+
+        @Override
+        public void schedule(Runnable task, long delayMs) {
+            dueNanos.add(nanos + TimeUnit.MILLISECONDS.toNanos(delayMs));
+            tasks.add(task);
+        }
+
+        void advanceMs(long ms) {
+            nanos += TimeUnit.MILLISECONDS.toNanos(ms);
+            List<Runnable> due = new ArrayList<>();
+            for (int i = tasks.size() - 1; i >= 0; i--) {
+                if (dueNanos.get(i) <= nanos) {
+                    dueNanos.remove(i);
+                    due.add(0, tasks.remove(i));
+                }
+            }
+            due.forEach(Runnable::run);
+        }
+    }
+
+    private final ManualTime time = new ManualTime();
+    private final ProducerPool<String, FakeProducer> pool = new ProducerPool<>(() -> time.nanos, time);
+    private final List<FakeProducer> created = new ArrayList<>();
+
+    private FakeProducer acquire(String key) {
+        return pool.acquire(key, () -> {
+            FakeProducer producer = new FakeProducer();
+            created.add(producer);
+            return producer;
+        });
+    }
+
+    @Test
+    public void usersOfOneKeyShareOneProducerAndOtherKeysGetTheirOwn() {
+        FakeProducer first = acquire("a");
+
+        assertSame(first, acquire("a"));
+        assertNotSame(first, acquire("b"));
+        assertEquals(2, created.size());
+        assertEquals(2, pool.open());
+    }
+
+    @Test
+    public void aProducerClosesOnlyOnceItsLastHolderHasReleasedItForTheIdleTimeout() {
+        FakeProducer producer = acquire("a");
+        acquire("a");
+        pool.release(producer);
+        time.advanceMs(IDLE_MS);
+        assertEquals("still held", 0, producer.closes);
+
+        pool.release(producer);
+        time.advanceMs(IDLE_MS - 1);
+        assertEquals(0, producer.closes);
+        time.advanceMs(1);
+
+        assertEquals(1, producer.closes);
+        assertEquals(0, pool.open());
+        assertNotSame("the next user gets a new one", producer, acquire("a"));
+    }
+
+    @Test
+    public void aProducerTakenAgainBeforeItsTimeoutStaysOpen() {
+        FakeProducer producer = acquire("a");
+        pool.release(producer);
+        time.advanceMs(IDLE_MS / 2);
+        assertSame(producer, acquire("a"));
+
+        time.advanceMs(IDLE_MS);
+        assertEquals(0, producer.closes);
+
+        pool.release(producer);
+        time.advanceMs(IDLE_MS);
+        assertEquals(1, producer.closes);
+    }
+
+    @Test
+    public void theIdleTimeCountsFromTheLastRelease() {
+        FakeProducer producer = acquire("a");
+        pool.release(producer);
+        time.advanceMs(600);
+        pool.release(acquire("a"));
+
+        time.advanceMs(400);
+        assertEquals("idle for 400 ms only", 0, producer.closes);
+        time.advanceMs(600);
+        assertEquals(1, producer.closes);
+    }
+
+    @Test
+    public void aBrokenProducerIsReplacedButClosedOnlyWhenItsLastHolderReleasesIt() {
+        FakeProducer broken = acquire("a");
+        broken.broken = true;
+
+        FakeProducer replacement = acquire("a");
+
+        assertNotSame(broken, replacement);
+        assertEquals(List.of(replacement), pool.current());
+        assertEquals(2, pool.open());
+        time.advanceMs(0);
+        assertEquals("its holder still has records in flight", 0, broken.closes);
+
+        pool.release(broken);
+        time.advanceMs(0);
+        assertEquals(1, broken.closes);
+        assertEquals(1, pool.open());
+        assertEquals(0, replacement.closes);
+    }
+
+    @Test
+    public void aBrokenProducerNobodyHoldsClosesAtOnce() {
+        FakeProducer broken = acquire("a");
+        pool.release(broken);
+        broken.broken = true;
+
+        acquire("a");
+        time.advanceMs(0);
+
+        assertEquals(1, broken.closes);
+        time.advanceMs(IDLE_MS);
+        assertEquals("closed once, not again when its idle time is up", 1, broken.closes);
+    }
+
+    @Test
+    public void closeAllClosesEveryProducerHeldOrDetachedEvenWhenOneFails() {
+        FakeProducer detached = acquire("a");
+        detached.broken = true;
+        detached.failsToClose = true;
+        FakeProducer held = acquire("a");
+        FakeProducer idle = acquire("b");
+        pool.release(idle);
+
+        pool.closeAll();
+
+        assertEquals(1, detached.closes);
+        assertEquals(1, held.closes);
+        assertEquals(1, idle.closes);
+        assertEquals(0, pool.open());
+        assertFalse(pool.current().contains(held));
+        assertTrue(pool.current().isEmpty());
+    }
+}
