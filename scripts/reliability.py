@@ -8,7 +8,12 @@ attempts -- which plain ``local[2]`` turns off) through the real KPL to the proj
 endpoint (:class:`spark_kpl.testing.endpoint.KinesisEndpoint`) on 127.0.0.1, then reads the stream back:
 records out (total and distinct payloads), duplicates, whether every duplicate is detectable by its
 record id (the copies carry the same id), records missing, the task attempts that failed, and the
-outcome. Nothing in the table is edited by hand.
+outcome. The executor kill runs on a real standalone cluster (two worker JVMs); the streaming driver
+kill runs the query in a driver process of its own (spark_kpl.testing.streaming_driver). Each scenario
+states the outcome its fault must lead to, and the script exits non-zero when a row breaks it or shows
+a loss: a write reporting success with records missing other than exactly its dead letters,
+undetectable duplicates, records reported written but absent, or unexpected records. Nothing in the
+table is edited by hand.
 """
 
 from __future__ import annotations
@@ -494,7 +499,10 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "(after a split or merge); *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
         "per task); *faults the endpoint injected*: its counters of record errors and failed calls. With "
         "`failOnError=false` the write keeps its undelivered records under `deadLetterPath`, and the outcome "
-        "compares them with the missing ones.",
+        "compares them with the missing ones. The streaming driver kill runs the query in a driver process of "
+        "its own (local mode), killed the instant the sink has recorded a micro-batch as committed and Spark has "
+        "not yet logged it (`spark_kpl.testing.streaming_driver`), then restarts the query here from its "
+        "checkpoint.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
         "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome "
