@@ -391,7 +391,8 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     # count: such a scenario keeps its failed records as dead letters, and the outcome counts those.
     dead_letters: Optional[Path] = None
     if options.get("failOnError") == "false":
-        options.setdefault("deadLetterPath", tempfile.mkdtemp(prefix="spark-kpl-reliability-dead-"))
+        if "deadLetterPath" not in options:
+            options["deadLetterPath"] = tempfile.mkdtemp(prefix="spark-kpl-reliability-dead-")
         dead_letters = Path(options["deadLetterPath"])
     groups = [group]
     try:
