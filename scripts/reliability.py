@@ -8,15 +8,23 @@ attempts -- which plain ``local[2]`` turns off) through the real KPL to the proj
 endpoint (:class:`spark_kpl.testing.endpoint.KinesisEndpoint`) on 127.0.0.1, then reads the stream back:
 records out (total and distinct payloads), duplicates, whether every duplicate is detectable by its
 record id (the copies carry the same id), records missing, the task attempts that failed, and the
-outcome. Nothing in the table is edited by hand.
+outcome. The executor kill runs on a real standalone cluster (two worker JVMs); the streaming driver
+kill runs the query in a driver process of its own (spark_kpl.testing.streaming_driver). Each scenario
+states the outcome its fault must lead to, and the script exits non-zero when a row breaks it or shows
+a loss: a write reporting success with records missing other than exactly its dead letters,
+undetectable duplicates, records reported written but absent, or unexpected records. Nothing in the
+table is edited by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
+import json
 import os
 import platform
+import re
 import shutil
 import signal
 import sys
@@ -26,7 +34,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
@@ -37,13 +45,20 @@ apply_loopback_env()
 
 import spark_kpl  # noqa: E402
 from spark_kpl import dedup  # noqa: E402
-from spark_kpl.testing.delivery import kcl_view  # noqa: E402
+from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl.testing.delivery import kcl_view, wait_until_settled  # noqa: E402
 from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
+from spark_kpl.testing.kinesis import Record  # noqa: E402
 from spark_kpl.testing.processes import daemons_placed_in  # noqa: E402
+from spark_kpl.testing.streaming_driver import kill_between_sink_and_spark_commit, start_query  # noqa: E402
 
 MASTER = "local[2,4]"
+CLUSTER_WORKERS = 2
 PARTITIONS = 4
 ROW_SLEEP_MS = 5
+#: Data of the rows over the size limit (every 100th, with ``oversized_rows``): with the key and the
+#: record-id header, over the default maxRecordBytes (1 MiB, data plus partition key).
+OVERSIZED_BYTES = 1 << 20
 
 
 @dataclass
@@ -59,16 +74,77 @@ class Scenario:
     #: A Structured Streaming query (one micro-batch per Spark partition of the rows), restarted from
     #: its checkpoint when it fails, instead of a batch write.
     streaming: bool = False
+    #: The outcome this fault must lead to (a regular expression matched at the outcome's start).
+    expect: str = "success"
+    #: On the standalone cluster (an executor JVM per worker) instead of local mode.
+    cluster: bool = False
+    #: Every 100th row carries OVERSIZED_BYTES of data.
+    oversized_rows: bool = False
+    #: A streaming query whose driver is killed after the sink committed a micro-batch and before Spark
+    #: logged it, then restarted from its checkpoint.
+    driver_killed: bool = False
 
 
 #: The records a killed daemon takes with it: one slow shard of unaggregated records keeps most in flight.
 DAEMON_KILL = {"AggregationEnabled": "false", "failOnError": "false", "RecordTtl": "120000"}
 
 
-def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> List[Scenario]:
+class ProcessFaults:
+    """The faults that hit processes of the Spark session a scenario runs on (set as it changes)."""
+
+    def __init__(self) -> None:
+        self.spark: Any = None
+        self.cluster: Optional[StandaloneCluster] = None
+        self.native_dir = Path(tempfile.mkdtemp(prefix="spark-kpl-reliability-native-"))
+
+    def kill_daemon(self, _: KinesisEndpoint) -> None:
+        """Kills the KPL daemon that the driver JVM (which runs local-mode tasks) runs from ``native_dir``."""
+        jvm = int(self.spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        for daemon in daemons_placed_in([jvm], self.native_dir):
+            os.kill(daemon, signal.SIGKILL)
+
+    def kill_executor(self, _: KinesisEndpoint) -> None:
+        assert self.cluster is not None, "an executor kill runs on the standalone cluster"
+        self.cluster.kill_executor()
+
+    def cancel_jobs(self, _: KinesisEndpoint) -> None:
+        self.spark.sparkContext.cancelAllJobs()
+
+
+class StreamDeletion:
+    """Deletes the stream being written. Its records go with it, so it first keeps what the stream
+    held, during a moment's outage of the endpoint so that no call stores more in between."""
+
+    def __init__(self) -> None:
+        self.held: List[Record] = []
+        self.ranges: Dict[str, Any] = {}
+
+    def __call__(self, endpoint: KinesisEndpoint) -> None:
+        [stream] = endpoint.streams
+        endpoint.outage(30)
+        time.sleep(0.5)  # a call already past the outage check finishes storing
+        self.held, self.ranges = endpoint.records(stream), endpoint.hash_ranges(stream)
+        endpoint.delete_stream(stream)
+        endpoint.end_outage()
+
+
+class DeadLettersTurnedIntoFile:
+    """A deadLetterPath that stops being writable mid-write: its folder is replaced by a file."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.gettempdir()) / f"spark-kpl-reliability-dead-letters-{os.getpid()}"
+
+    def __call__(self, _: KinesisEndpoint) -> None:
+        shutil.rmtree(self.path)
+        self.path.write_text("not a folder\n")
+
+
+def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
     quarter = count // 4
     kill_note = ("SIGKILL to the KPL daemon once 25% arrived; 100 records/s per shard, unaggregated, so "
                  "most records are in flight; failOnError=false")
+    daemon_kill = {**DAEMON_KILL, "nativeDir": str(processes.native_dir)}
+    unwritable = DeadLettersTurnedIntoFile()
     return [
         Scenario("no faults"),
         Scenario("per-shard throttling", Faults(shard_records_per_second=5),
@@ -86,15 +162,55 @@ def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> Lis
                  during=lambda ep: ep.outage(6), trigger_after=quarter,
                  note="6 s outage mid-write, RecordTtl 3 s: attempts fail until it is over, then Spark's task retry"),
         Scenario("unknown stream", options={"RecordTtl": "3000"}, stream="no-such-stream",
+                 expect="error: .*ResourceNotFoundException",
                  note="RecordTtl 3 s; each of the 4 task attempts fails"),
         Scenario("shard split mid-write", during=lambda ep: split_first_shard(ep), trigger_after=quarter,
                  note="the stream's first shard split in two once 25% arrived"),
+        Scenario("shard merge mid-write", during=lambda ep: merge_the_two_shards(ep), trigger_after=quarter,
+                 note="the stream's two shards merged into one once 25% arrived"),
         Scenario("KPL daemon killed, failOnError=false, batch write", Faults(shard_records_per_second=100),
-                 DAEMON_KILL, during=kill_daemon, trigger_after=quarter, note=kill_note),
+                 daemon_kill, during=processes.kill_daemon, trigger_after=quarter, note=kill_note),
         Scenario("KPL daemon killed, failOnError=false, streaming", Faults(shard_records_per_second=100),
-                 DAEMON_KILL, during=kill_daemon, trigger_after=quarter + count // 8, streaming=True,
+                 daemon_kill, during=processes.kill_daemon, trigger_after=quarter + count // 8, streaming=True,
                  note=kill_note.replace("25%", "37% (mid micro-batch 1 of 4)")
                  + "; the query is restarted from its checkpoint if it fails"),
+        Scenario("executor JVM killed, standalone cluster", Faults(shard_records_per_second=100),
+                 {"AggregationEnabled": "false", "RecordTtl": "120000"}, during=processes.kill_executor,
+                 trigger_after=quarter, cluster=True,
+                 note=f"{CLUSTER_WORKERS} workers, an executor JVM each; SIGKILL to one executor once 25% "
+                      "arrived; 100 records/s per shard, unaggregated, so most records are in flight"),
+        Scenario("cancelled job", during=processes.cancel_jobs, trigger_after=quarter,
+                 expect="error: .*cancel", note="SparkContext.cancelAllJobs() once 25% arrived"),
+        Scenario("streaming driver killed between the sink's commit and Spark's, restarted", driver_killed=True,
+                 expect=r"success: .* ran batch (\d+) again \([1-9]\d* rows\), re-sent 0 of them",
+                 note="the query's driver (its own process, local mode) gets SIGKILL the instant the sink has "
+                      "committed micro-batch 1 or later (of 4) and Spark has not logged it; the query is then "
+                      "restarted from its checkpoint"),
+        Scenario("stream deleted mid-write", options={"RecordTtl": "3000"}, during=StreamDeletion(),
+                 trigger_after=quarter, expect="error: .*ResourceNotFoundException",
+                 note="the stream deleted once 25% arrived, and with it what it stored (out: what it held then; "
+                      "the endpoint paused 0.5 s to count it); RecordTtl 3 s"),
+        Scenario("endpoint down when the write starts, then back", during=lambda ep: ep.outage(8),
+                 note="every connection and call reset for the write's first 8 s, then served; RecordTtl 30 s"),
+        Scenario("per-shard quotas held longer than RecordTtl, failOnError=false",
+                 Faults.kinesis_limits(0.01), {"failOnError": "false", "RecordTtl": "2000",
+                                               "AggregationMaxSize": "4096"},
+                 note="Kinesis's per-shard limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB "
+                      "aggregates (AggregationMaxSize=4096), so this write stays over them for seconds; "
+                      "RecordTtl 2 s; deadLetterPath set"),
+        Scenario("dead-letter path unwritable mid-write", options={"failOnError": "false",
+                                                                   "deadLetterPath": str(unwritable.path)},
+                 during=unwritable, trigger_after=quarter, oversized_rows=True,
+                 expect=f"error: .*{re.escape(str(unwritable.path))}",
+                 note="every 100th row over maxRecordBytes, failOnError=false: those go to deadLetterPath, "
+                      "whose folder is replaced by a file once 25% arrived"),
+        Scenario("records over the maximum record size", oversized_rows=True,
+                 expect=r"error: Row \d+ of Spark partition \d+, column 'data': the record has \d+ bytes",
+                 note=f"every 100th row has {OVERSIZED_BYTES} bytes of data: over maxRecordBytes (1 MiB, "
+                      "data plus partition key, the stream's default maximum)"),
+        Scenario("records over the maximum record size, failOnError=false", options={"failOnError": "false"},
+                 oversized_rows=True,
+                 note=f"every 100th row has {OVERSIZED_BYTES} bytes of data; failOnError=false, deadLetterPath set"),
     ]
 
 
@@ -106,50 +222,70 @@ def split_first_shard(endpoint: KinesisEndpoint) -> None:
     endpoint.split_shard(stream, shard_id, (start + end + 1) // 2)
 
 
-def daemon_killer(spark, native_dir: Path) -> Callable[[KinesisEndpoint], None]:
-    """Kills the KPL daemon that the driver JVM (which runs local-mode tasks) runs from ``native_dir``."""
-    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-
-    def kill(_: KinesisEndpoint) -> None:
-        for daemon in daemons_placed_in([jvm], native_dir):
-            os.kill(daemon, signal.SIGKILL)
-
-    return kill
+def merge_the_two_shards(endpoint: KinesisEndpoint) -> None:
+    """Merges the two open shards of the (single) stream being written, lower hash range first."""
+    [stream] = endpoint.streams
+    ranges = endpoint.hash_ranges(stream)
+    low, high = sorted(ranges, key=lambda shard_id: ranges[shard_id][0])
+    endpoint.merge_shards(stream, low, high)
 
 
-def rows(spark, count: int):
+def rows(spark, count: int, oversized: bool = False):
     from pyspark.sql import functions as F
 
     # Each row sleeps ROW_SLEEP_MS in the task (Thread.sleep by reflection; '' appended), so a write lasts
     # seconds and faults hit it mid-way, as they would a long job.
     pause = F.coalesce(F.expr(f"reflect('java.lang.Thread', 'sleep', cast({ROW_SLEEP_MS} + id % 1 as bigint))"),
                        F.lit(""))
+    # An oversized row is its normal row padded on: its first 100 bytes still name it.
+    length = f"IF(id % 100 = 99, {OVERSIZED_BYTES}, 100)" if oversized else "100"
     return spark.range(count, numPartitions=PARTITIONS).select(
-        F.concat(F.rpad(F.format_string("row-%d ", "id"), 100, "."), pause).alias("data"),
+        F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data"),
         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
 
 
+def body(data: bytes) -> bytes:
+    """The row a record was made of: without its record id and what the row's pause appended."""
+    return dedup.strip(data)[:100]
+
+
 def run_streaming(spark, rows, stream: str, options: Dict[str, str], run_ids: List[str],
-                  max_restarts: int = 3) -> int:
+                  max_restarts: int = 3) -> str:
     """Writes ``rows`` through a streaming query, one micro-batch per Spark partition, restarting it
-    from its checkpoint after a failure as an operator would; returns how many restarts it took.
-    Each run's id (the job group of its Spark jobs) is added to ``run_ids``."""
+    from its checkpoint after a failure as an operator would. Each run's id (the job group of its
+    Spark jobs) is added to ``run_ids``."""
     with tempfile.TemporaryDirectory(prefix="spark-kpl-reliability-") as folder:
-        source, checkpoint = os.path.join(folder, "source"), os.path.join(folder, "checkpoint")
-        rows.write.parquet(source)
+        source, checkpoint = Path(folder, "source"), Path(folder, "checkpoint")
+        rows.write.parquet(str(source))
         for restarts in range(max_restarts + 1):
-            query = (spark.readStream.schema(rows.schema).option("maxFilesPerTrigger", 1).parquet(source)
-                     .writeStream.format("kpl").option("checkpointLocation", checkpoint)
-                     .option("streamName", stream).option("recordId", "prefix").options(**options)
-                     .trigger(availableNow=True).start())
+            query = start_query(spark, source, checkpoint, stream, {**options, "recordId": "prefix"})
             run_ids.append(str(query.runId))
             try:
                 query.awaitTermination()
-                return restarts
+                return f"success after {restarts} restart(s) of the query"
             except Exception:  # the batch was not committed: the restart sends it again
                 if restarts == max_restarts:
                     raise
     raise AssertionError("unreachable")
+
+
+def run_with_driver_killed(spark, endpoint: KinesisEndpoint, rows, stream: str, options: Dict[str, str],
+                           run_ids: List[str]) -> str:
+    """The query runs in a driver process of its own until it is killed between the sink's commit of a
+    batch and Spark's, then again in this driver from its checkpoint."""
+    with tempfile.TemporaryDirectory(prefix="spark-kpl-reliability-") as folder:
+        source, checkpoint = Path(folder, "source"), Path(folder, "checkpoint")
+        rows.write.parquet(str(source))
+        options = {**options, "recordId": "prefix"}
+        killed = kill_between_sink_and_spark_commit(source, checkpoint, stream, options, Path(folder, "driver.log"))
+        query = start_query(spark, source, checkpoint, stream, options)
+        run_ids.append(str(query.runId))
+        query.awaitTermination()
+        again = sum(p["numInputRows"] for p in query.recentProgress if p["batchId"] == killed)
+    copies = Counter(body(r.data) for r in endpoint.records(stream) if dedup.record_id(r.data).batch_id == killed)
+    return (f"success: the driver was killed after the sink committed batch {killed} and before Spark logged "
+            f"it; restarted from the checkpoint, Spark ran batch {killed} again ({again} rows), re-sent "
+            f"{sum(copies.values()) - len(copies)} of them")
 
 
 def failed_task_attempts(spark, groups: List[str]) -> int:
@@ -164,22 +300,68 @@ def failed_task_attempts(spark, groups: List[str]) -> int:
     return failed
 
 
-def dead_lettered(folder: Path) -> int:
-    """Records the committed task attempts kept under ``deadLetterPath`` ``folder``, one a line (an
-    attempt's hidden in-progress file is not yet, or no longer, one of them)."""
-    return sum(len(path.read_text().splitlines()) for path in folder.rglob("*")
-               if path.is_file() and not path.name.startswith("."))
+def dead_lettered(folder: Path) -> Counter:
+    """The rows of the records that committed task attempts kept under ``deadLetterPath`` ``folder``,
+    with their counts (an attempt's hidden in-progress file is not yet, or no longer, one of them)."""
+    files = [path for path in folder.rglob("*") if path.is_file() and not path.name.startswith(".")]
+    return Counter(body(base64.b64decode(json.loads(line)["data"]))
+                   for path in files for line in path.read_text().splitlines())
+
+
+def remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
 
 def summarize_error(error: BaseException) -> str:
-    text = str(error)
-    for line in text.splitlines():
+    """The line of a write's error that says what went wrong: the row at fault, else the last task
+    failure, else the first line that is not Py4J's own."""
+    lines = [line.strip().lstrip(": ") for line in str(error).splitlines() if line.strip()]
+    for line in lines:
         if "Row " in line and "Spark partition" in line:
-            text = line[line.index("Row "):]
-            break
-    else:
-        text = text.strip().splitlines()[0] if text.strip() else type(error).__name__
-    return text[:220]
+            return line[line.index("Row "):][:220]
+    for line in lines:
+        if "most recent failure: Lost task" in line:
+            return line.split("): ", 1)[-1][:220]
+    own = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (own or lines or [type(error).__name__])[0][:220]
+
+
+def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, options: Dict[str, str], count: int,
+          groups: List[str]) -> Tuple[str, Optional[int]]:
+    """Runs the scenario's write; returns its outcome and the records it reported written (batch only)."""
+    data = rows(spark, count, scenario.oversized_rows)
+    if scenario.driver_killed:
+        return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
+    if scenario.streaming:
+        return run_streaming(spark, data, stream, options, groups), None
+    result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix", **options)
+    return f"success: {result.records_written} written, {result.records_failed} failed", result.records_written
+
+
+def tally(records: List[Record], ranges: Dict[str, Any], count: int) -> Dict[str, Any]:
+    """What the stream holds, against the ``count`` rows written."""
+    payloads: Counter = Counter()
+    ids: Counter = Counter()
+    id_of_payload: Dict[bytes, set] = {}
+    for record in records:
+        rid = dedup.record_id(record.data)
+        payloads[body(record.data)] += 1
+        ids[rid] += 1
+        id_of_payload.setdefault(body(record.data), set()).add(rid)
+    distinct = len(payloads)
+    expected = {f"row-{i} ".ljust(100, ".").encode() for i in range(count)}
+    return {
+        "total": sum(payloads.values()), "distinct": distinct, "duplicates": sum(payloads.values()) - distinct,
+        # Detectable: every copy of a payload carries one and the same id, so dropping repeated ids leaves
+        # exactly one copy of each payload.
+        "detectable": all(len(v) == 1 for v in id_of_payload.values()) and len(ids) == distinct,
+        "missing_rows": expected - set(payloads),
+        "missing_for_kcl_rows": expected - {body(r.data) for r in kcl_view(records, ranges)},
+        "unexpected": len(set(payloads) - expected),
+    }
 
 
 def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count: int) -> Dict[str, Any]:
@@ -199,7 +381,7 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
 
     endpoint.reset_counters()
     watcher = threading.Thread(target=trigger, daemon=True) if scenario.during else None
-    outcome, written, error_text = "", None, ""
+    written: Optional[int] = None
     spark.sparkContext.setJobGroup(group, scenario.name)
     started = time.monotonic()
     if watcher:
@@ -209,63 +391,67 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     # count: such a scenario keeps its failed records as dead letters, and the outcome counts those.
     dead_letters: Optional[Path] = None
     if options.get("failOnError") == "false":
-        dead_letters = Path(tempfile.mkdtemp(prefix="spark-kpl-reliability-dead-"))
-        options["deadLetterPath"] = str(dead_letters)
+        if "deadLetterPath" not in options:
+            options["deadLetterPath"] = tempfile.mkdtemp(prefix="spark-kpl-reliability-dead-")
+        dead_letters = Path(options["deadLetterPath"])
     groups = [group]
     try:
-        if scenario.streaming:
-            restarts = run_streaming(spark, rows(spark, count), scenario.stream or stream, options, groups)
-            outcome = f"success after {restarts} restart(s) of the query"
-        else:
-            result = spark_kpl.write(rows(spark, count), scenario.stream or stream, partition_key="partitionKey",
-                                     recordId="prefix", **options)
-            written = result.records_written
-            outcome = f"success: {written} written, {result.records_failed} failed"
+        outcome, written = write(spark, endpoint, scenario, scenario.stream or stream, options, count, groups)
     except Exception as error:  # the outcome being measured
-        error_text = summarize_error(error)
-        outcome = f"error: {error_text}"
+        outcome = f"error: {summarize_error(error)}"
+        wait_until_settled(endpoint, quiet=2)  # what the failed tasks had in flight lands first
     duration = time.monotonic() - started
-    if dead_letters:
-        outcome += f"; {dead_lettered(dead_letters)} records dead-lettered"
-        shutil.rmtree(dead_letters)
     stop.set()
     if watcher:
         watcher.join(5)
     endpoint.end_outage()
     endpoint.set_faults(Faults())
     hit = {**endpoint.record_errors, **{f"call {k}": v for k, v in endpoint.call_errors.items()}}
-    records = endpoint.records(stream)
-    ranges = endpoint.hash_ranges(stream)
-    endpoint.delete_stream(stream)
-
-    payloads: Counter = Counter()
-    ids: Counter = Counter()
-    id_of_payload: Dict[bytes, set] = {}
-    for record in records:
-        rid = dedup.record_id(record.data)
-        body = dedup.strip(record.data)[:100]  # without what the row's pause appended
-        payloads[body] += 1
-        ids[rid] += 1
-        id_of_payload.setdefault(body, set()).add(rid)
-    total = sum(payloads.values())
-    distinct = len(payloads)
-    duplicates = total - distinct
-    # Detectable: every copy of a payload carries one and the same id, so dropping repeated ids leaves
-    # exactly one copy of each payload.
-    detectable = all(len(v) == 1 for v in id_of_payload.values()) and len(ids) == distinct
-    expected = {f"row-{i} ".ljust(100, ".").encode() for i in range(count)}
-    missing = len(expected - set(payloads))
-    missing_for_kcl = len(expected - {dedup.strip(r.data)[:100] for r in kcl_view(records, ranges)})
-    unexpected = len(set(payloads) - expected)
-    lost_reported = written is not None and (written > distinct or missing > 0)
+    if stream in endpoint.streams:
+        records, ranges = endpoint.records(stream), endpoint.hash_ranges(stream)
+        endpoint.delete_stream(stream)
+    else:
+        assert isinstance(scenario.during, StreamDeletion), f"stream {stream} vanished"
+        records, ranges = scenario.during.held, scenario.during.ranges
+    counts = tally(records, ranges, count)
+    dead: Counter = Counter()
+    if dead_letters:
+        if dead_letters.is_dir():
+            dead = dead_lettered(dead_letters)
+            same = "the same rows" if set(dead) == counts["missing_rows"] else "NOT the same rows"
+            outcome += (f"; dead letters: {sum(dead.values())} records ({len(dead)} distinct rows), missing: "
+                        f"{len(counts['missing_rows'])}, {same}")
+        else:
+            outcome += "; deadLetterPath is no folder: no dead letters to read"
+        remove(dead_letters)
     return {
-        "scenario": scenario.name, "note": scenario.note, "in": count, "total": total, "distinct": distinct,
-        "duplicates": duplicates, "detectable": detectable, "missing": missing, "missing_for_kcl": missing_for_kcl,
-        "unexpected": unexpected,
-        "failed_attempts": failed_task_attempts(spark, groups), "outcome": outcome,
-        "reported_but_absent": lost_reported,
+        "scenario": scenario.name, "note": scenario.note, "in": count, **counts,
+        "missing": len(counts["missing_rows"]), "missing_for_kcl": len(counts["missing_for_kcl_rows"]),
+        "dead_lettered": set(dead), "failed_attempts": failed_task_attempts(spark, groups), "outcome": outcome,
+        "reported_but_absent": written is not None and written > counts["distinct"],
         "hit": ", ".join(f"{k} {v}" for k, v in sorted(hit.items()) if v) or "none", "seconds": duration,
     }
+
+
+def violations(scenario: Scenario, result: Dict[str, Any]) -> List[str]:
+    """How a row breaks what its fault must lead to, or shows a loss; empty when it does not."""
+    found = []
+    if not re.match(scenario.expect, result["outcome"]):
+        found.append(f"outcome is not /{scenario.expect}/")
+    if not result["detectable"]:
+        found.append("duplicates not detectable by record id")
+    if result["reported_but_absent"]:
+        found.append("records reported written but absent")
+    if result["unexpected"]:
+        found.append(f"{result['unexpected']} unexpected records")
+    if result["outcome"].startswith("success"):
+        # A write that succeeds may miss only the records it dead-lettered, and dead-letters only missing ones.
+        lost = (result["missing_rows"] | result["missing_for_kcl_rows"]) - result["dead_lettered"]
+        if lost:
+            found.append(f"{len(lost)} records missing and not dead-lettered")
+        if result["dead_lettered"] - result["missing_rows"]:
+            found.append("records dead-lettered that are in the stream")
+    return found
 
 
 def machine() -> str:
@@ -299,7 +485,8 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "# Reliability: fault scenarios, measured",
         "",
         f"Generated by `scripts/reliability.sh` on {started} on {host}; Spark {spark_version}, "
-        f"master `{MASTER}`, KPL 1.0.9. Never edited by hand: re-run the script to update it "
+        f"master `{MASTER}` (the executor kill: a standalone cluster of {CLUSTER_WORKERS} workers, one core "
+        "each), KPL 1.0.9. Never edited by hand: re-run the script to update it "
         f"(whole run {wall:.0f} s).",
         "",
         f"Each scenario writes {count} records of 100 bytes in {PARTITIONS} Spark partitions (each row "
@@ -311,7 +498,12 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "records not in the stream; *missing for a KCL consumer* = input records a KCL consumer would not receive: "
         "it drops a whole KPL aggregate when any record in it hashes outside the range of the shard that stored it "
         "(after a split or merge); *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
-        "per task); *faults the endpoint injected*: its counters of record errors and failed calls.",
+        "per task); *faults the endpoint injected*: its counters of record errors and failed calls. With "
+        "`failOnError=false` the write keeps its undelivered records under `deadLetterPath`, and the outcome "
+        "compares them with the missing ones. The streaming driver kill runs the query in a driver process of "
+        "its own (local mode), killed the instant the sink has recorded a micro-batch as committed and Spark has "
+        "not yet logged it (`spark_kpl.testing.streaming_driver`), then restarts the query here from its "
+        "checkpoint.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
         "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome "
@@ -325,9 +517,39 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
             f"| {r['failed_attempts']} "
             f"| {cell(r['hit'])} | {cell(r['outcome'])} | {r['seconds']:.1f} |")
     flagged = [r["scenario"] for r in results if r["reported_but_absent"] or r["unexpected"]]
+    broken = [f"{r['scenario']} ({'; '.join(r['violations'])})" for r in results if r["violations"]]
     lines += ["", "Records reported written but absent from the stream, or unexpected records: "
-              + (", ".join(flagged) if flagged else "none") + ".", ""]
+              + (", ".join(flagged) if flagged else "none") + ".", "",
+              "Rows that break what their fault must lead to (the script checks each: the outcome expected of "
+              "it, every duplicate detectable, and a write that reports success missing exactly the records it "
+              "dead-lettered, no other): " + ("; ".join(broken) if broken else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def session(master: str, conf: Dict[str, str]):
+    from pyspark.sql import SparkSession
+
+    builder = spark_kpl.configure(SparkSession.builder.master(master).appName("spark-kpl-reliability"))
+    for key, value in {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                       "spark.kpl.producerIdleTimeoutMs": "2000", **conf}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def run_all(spark, endpoint: KinesisEndpoint, numbered: List[Tuple[int, Scenario]], count: int,
+            results: Dict[int, Dict[str, Any]]) -> None:
+    for number, scenario in numbered:
+        result = run(spark, endpoint, scenario, number, count)
+        result["violations"] = violations(scenario, result)
+        print(f"{result['scenario']}: in {result['in']}, out {result['total']} "
+              f"({result['distinct']} distinct), dup {result['duplicates']} "
+              f"missing for KCL {result['missing_for_kcl']} (detectable {result['detectable']}), "
+              f"missing {result['missing']}, failed attempts {result['failed_attempts']}, "
+              f"hit [{result['hit']}], {result['outcome'][:300]} [{result['seconds']:.1f} s]"
+              + (f" BROKEN: {'; '.join(result['violations'])}" if result["violations"] else ""), flush=True)
+        results[number] = result
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -339,40 +561,39 @@ def main(argv: Optional[List[str]] = None) -> int:
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = machine()
     wall_start = time.monotonic()
-
-    from pyspark.sql import SparkSession
-
-    builder = spark_kpl.configure(SparkSession.builder.master(MASTER).appName("spark-kpl-reliability"))
-    for key, value in {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                       "spark.kpl.producerIdleTimeoutMs": "2000"}.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    results = []
-    try:
-        with KinesisEndpoint() as endpoint:
-            native_dir = Path(tempfile.mkdtemp(prefix="spark-kpl-reliability-native-"))
-            kill_daemon = daemon_killer(spark, native_dir)
-            for number, scenario in enumerate(scenarios(args.records, kill_daemon)):
-                if scenario.during is kill_daemon:
-                    scenario.options = {**scenario.options, "nativeDir": str(native_dir)}
-                if args.only and not any(o in scenario.name for o in args.only):
-                    continue
-                result = run(spark, endpoint, scenario, number, args.records)
-                print(f"{result['scenario']}: in {result['in']}, out {result['total']} "
-                      f"({result['distinct']} distinct), dup {result['duplicates']} "
-                      f"missing for KCL {result['missing_for_kcl']} (detectable {result['detectable']}), "
-                      f"missing {result['missing']}, failed attempts {result['failed_attempts']}, "
-                      f"hit [{result['hit']}], {result['outcome'][:150]} [{result['seconds']:.1f} s]",
-                      flush=True)
-                results.append(result)
-        version = spark.version
-    finally:
-        spark.stop()
-    Path(args.out).write_text(render(results, args.records, started, host, version,
+    processes = ProcessFaults()
+    chosen = [(number, scenario) for number, scenario in enumerate(scenarios(args.records, processes))
+              if not args.only or any(o in scenario.name for o in args.only)]
+    results: Dict[int, Dict[str, Any]] = {}
+    version = ""
+    with KinesisEndpoint() as endpoint:
+        # Local mode first, then the cluster: one SparkContext per JVM, so each needs a session of its own.
+        local = [(n, s) for n, s in chosen if not s.cluster]
+        if local:
+            processes.spark = session(MASTER, {})
+            try:
+                run_all(processes.spark, endpoint, local, args.records, results)
+                version = processes.spark.version
+            finally:
+                processes.spark.stop()
+        clustered = [(n, s) for n, s in chosen if s.cluster]
+        if clustered:
+            with StandaloneCluster(workers=CLUSTER_WORKERS) as processes.cluster:
+                processes.spark = session(processes.cluster.master_url, processes.cluster.spark_conf())
+                try:
+                    run_all(processes.spark, endpoint, clustered, args.records, results)
+                    version = processes.spark.version
+                finally:
+                    processes.spark.stop()
+    shutil.rmtree(processes.native_dir, ignore_errors=True)
+    ordered = [results[number] for number in sorted(results)]
+    Path(args.out).write_text(render(ordered, args.records, started, host, version,
                                      time.monotonic() - wall_start))
     print(f"wrote {args.out}")
-    return 0
+    broken = [r["scenario"] for r in ordered if r["violations"]]
+    if broken:
+        print(f"rows that break their expectation: {', '.join(broken)}", file=sys.stderr)
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":

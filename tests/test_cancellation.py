@@ -4,27 +4,9 @@ Nor may the interrupt reach the KPL, which would kill the daemon every task of t
 
 from __future__ import annotations
 
-import time
-
-import pytest
-
-from spark_kpl.testing.delivery import numbered_rows, wait_for, write_in_background
+from spark_kpl.testing.delivery import numbered_rows, wait_for, wait_until_settled, write_in_background
 
 ROWS = 400_000
-
-
-def wait_until_settled(endpoint, quiet=3.0, timeout=120.0):
-    """Returns once the endpoint has stored nothing new for ``quiet`` seconds."""
-    deadline = time.monotonic() + timeout
-    last, since = endpoint.records_received, time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        now = endpoint.records_received
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-    pytest.fail("records kept arriving long after the cancel")
 
 
 def test_a_cancelled_write_stops_adding_rows_and_keeps_the_daemon(spark, endpoint, ep_stream, jvm_log):

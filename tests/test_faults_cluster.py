@@ -73,7 +73,7 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
         for daemon in wait_for(lambda: executor_daemons(cluster), 60, "a KPL daemon under an executor"):
             os.kill(daemon, signal.SIGKILL)
     else:
-        os.kill(cluster.executor_pids()[0], signal.SIGKILL)
+        cluster.kill_executor()
     thread.join(timeout=400)
     assert not thread.is_alive(), "the write did not finish"
     assert COUNT - stored_at_kill >= 300, f"only {COUNT - stored_at_kill} records could be in flight at the kill"

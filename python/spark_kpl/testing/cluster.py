@@ -313,6 +313,12 @@ class StandaloneCluster:
         roots = {p.pid for p in self._workers if p.poll() is None}
         return sorted(p for p in _descendants(roots) if _EXECUTOR_MARK in _cmdline(p))
 
+    def kill_executor(self) -> int:
+        """SIGKILL to one executor JVM, as when its machine or container dies; returns its pid."""
+        victim = self.executor_pids()[0]
+        os.kill(victim, signal.SIGKILL)
+        return victim
+
     def executor_log_lines(self, *marks: str) -> List[str]:
         """Lines of every executor's stderr (this cluster's apps) that contain one of ``marks``."""
         if self._tmp is None:

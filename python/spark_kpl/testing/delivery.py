@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
+from spark_kpl.testing.endpoint import KinesisEndpoint
 from spark_kpl.testing.kinesis import Record
 
 #: data -> partition key the writer gave it.
@@ -112,6 +113,21 @@ def write_in_background(spark, rows, stream: str, group: Optional[str] = None,
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread, outcome
+
+
+def wait_until_settled(endpoint: KinesisEndpoint, quiet: float = 3.0, timeout: float = 120.0) -> None:
+    """Returns once ``endpoint`` has stored nothing new for ``quiet`` seconds: after a failed or
+    cancelled write, what its tasks had in flight has landed."""
+    deadline = time.monotonic() + timeout
+    last, since = endpoint.records_received, time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = endpoint.records_received
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    raise AssertionError(f"records kept arriving for {timeout:.0f} s")
 
 
 def wait_for(condition: Callable[[], Any], timeout: float, what: str,
