@@ -80,6 +80,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, List, Mapping, Optiona
 
 from spark_kpl.testing._env import LOOPBACK_AWS_ENV
 from spark_kpl.testing.kinesis import Record, _user_records
+from spark_kpl.testing.sigv4 import Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = [
     "KINESIS_SHARD_BYTES_PER_SECOND",
@@ -87,6 +88,7 @@ __all__ = [
     "Faults",
     "KinesisEndpoint",
     "KinesisEndpointError",
+    "LOOPBACK_CREDENTIALS",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -104,6 +106,10 @@ _MAX_RECORD_BYTES = 1 << 20
 _IDLE_TIMEOUT = 300.0  # an idle keep-alive connection is closed after this long
 _STOP_JOIN_TIMEOUT = 5.0
 _LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a TCP RST
+
+
+#: The static keys of :data:`LOOPBACK_AWS_ENV`, which the endpoint accepts unless told otherwise.
+LOOPBACK_CREDENTIALS = Credentials(LOOPBACK_AWS_ENV["AWS_ACCESS_KEY_ID"], LOOPBACK_AWS_ENV["AWS_SECRET_ACCESS_KEY"])
 
 
 class KinesisEndpointError(RuntimeError):
@@ -299,8 +305,12 @@ class KinesisEndpoint:
         store: bool = True,
         faults: Optional[Faults] = None,
         region: str = "us-east-1",
+        credentials: Optional[List[Credentials]] = None,
     ) -> None:
         self.region = region
+        #: Every request must be signed (SigV4) by one of these: by default the loopback keys that
+        #: the test helpers give every process.
+        self._verifier = SigV4Verifier(credentials or [LOOPBACK_CREDENTIALS], region)
         self.store = store
         self._lock = threading.Lock()
         self._streams: Dict[str, _Stream] = {}
@@ -423,6 +433,10 @@ class KinesisEndpoint:
                           proxies={}))
         self._clients["kinesis"] = client
         return client
+
+    def accept_credentials(self, credentials: Credentials) -> None:
+        """Accept requests signed with these credentials too, from now on."""
+        self._verifier.accept(credentials)
 
     # -- streams -----------------------------------------------------------------------------
 
@@ -598,6 +612,13 @@ class KinesisEndpoint:
             handler.reset()
             return
         target = handler.headers.get("X-Amz-Target", "")
+        try:  # CloudWatch's calls come here too, signed for its own service
+            self._verifier.verify("POST", handler.path, handler.headers.items(), body,
+                                  "kinesis" if target.startswith(_TARGET_PREFIX) else "monitoring")
+        except SignatureRejected as rejected:
+            self._note_call_error(rejected.code)
+            handler.respond_error(_ApiError(rejected.status, rejected.code, rejected.message))
+            return
         if not target.startswith(_TARGET_PREFIX):
             self._answer_other(handler, target)
             return
