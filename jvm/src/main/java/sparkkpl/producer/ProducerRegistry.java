@@ -129,7 +129,8 @@ public final class ProducerRegistry {
             kplConfig.setTempDirectory(dir.toString());
             pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
-        AwsCredentials.provider(config).ifPresent(kplConfig::setCredentialsProvider);
+        AwsCredentials.provider(config)
+            .ifPresent(provider -> kplConfig.setCredentialsProvider(AwsCredentials.resolvedOnce(provider, config)));
         // Read back before the pipes move into this producer's own folder below TempDirectory.
         Map<String, String> settings = config.producerSettings(kplConfig);
         DaemonFolder folder = DaemonFolder.create(Paths.get(kplConfig.getTempDirectory()), pipesSetBy);
