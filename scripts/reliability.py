@@ -95,6 +95,10 @@ def scenarios(count: int, kill_daemon: Callable[[KinesisEndpoint], None]) -> Lis
                  DAEMON_KILL, during=kill_daemon, trigger_after=quarter + count // 8, streaming=True,
                  note=kill_note.replace("25%", "37% (mid micro-batch 1 of 4)")
                  + "; the query is restarted from its checkpoint if it fails"),
+        Scenario("credentials rejected by Kinesis",
+                 options={"awsAccessKeyId": "AKIDUNKNOWN", "awsSecretAccessKey": "unknown", "RecordTtl": "3000"},
+                 note="static keys the endpoint does not know (it checks each request's SigV4 signature, as Kinesis "
+                      "does); RecordTtl 3 s; each of the 4 task attempts fails"),
     ]
 
 

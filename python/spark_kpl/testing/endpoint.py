@@ -23,6 +23,16 @@ with ``store=False`` the base64 data is never decoded (its size is computed from
 Records are routed to shards as Kinesis does: MD5 of the partition key, or the explicit hash key,
 over the shards' evenly split hash ranges.
 
+Signatures: every request must carry a valid AWS Signature Version 4 from credentials the endpoint
+knows (:mod:`spark_kpl.testing.sigv4`): by default the loopback keys the test helpers give every
+process (:data:`LOOPBACK_CREDENTIALS`), more with ``credentials=`` or
+:meth:`KinesisEndpoint.accept_credentials` (temporary ones with their session token; the loopback STS
+of :mod:`spark_kpl.testing.sts` adds those it grants). Wrong ones are answered as Kinesis answers them,
+HTTP 400: ``UnrecognizedClientException`` "The security token included in the request is invalid."
+for an unknown key id or session token, ``InvalidSignatureException`` "The request signature we
+calculated does not match the signature you provided..." for a wrong secret or a changed request;
+nothing is stored. The KPL daemon retries both until ``RecordTtl``.
+
 Fault knobs (:class:`Faults`, settable at any time with :meth:`KinesisEndpoint.set_faults`):
 
 - per-shard throttling (records/s and bytes/s, token buckets holding one second): a throttled
@@ -43,7 +53,12 @@ asks for, and does so the same way every run.
 What the KPL 1.0.9 daemon sends (seen here): ``ListShards`` with ``{"StreamName", "MaxResults":
 1000, "ShardFilter": {"Type": "AT_LATEST"}}`` (retried every ~5 s while it fails), then
 ``PutRecords`` with ``Expect: 100-continue`` (answered by ``http.server`` before the body is read),
-over one or two keep-alive connections. For an unknown stream it still sends ``PutRecords``, again
+over one or two keep-alive connections, each signed over ``amz-sdk-invocation-id``,
+``amz-sdk-request``, ``content-length``, ``content-type``, ``host``, ``x-amz-api-version``,
+``x-amz-content-sha256`` (the body's SHA-256: no chunked or unsigned payload), ``x-amz-date``,
+``x-amz-target`` and, with a session token, ``x-amz-security-token``. The sink's own ``ListShards``
+(AWS SDK for Java signer) signs ``content-length``, ``content-type``, ``host``,
+``x-amz-content-sha256``, ``x-amz-date``, ``x-amz-target`` (and the token) likewise. For an unknown stream it still sends ``PutRecords``, again
 and again until ``RecordTtl``. Nothing else, with ``MetricsLevel=none``.
 
 Cost, measured with the real KPL: about 1 to 2 microseconds of this process's CPU per aggregated
