@@ -183,7 +183,7 @@ def summarize_error(error: BaseException) -> str:
             break
     else:
         text = text.strip().splitlines()[0] if text.strip() else type(error).__name__
-    return text[:220]
+    return text[:320]  # long enough for the earlier error that an Expired record names
 
 
 def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count: int) -> Dict[str, Any]:
