@@ -58,12 +58,15 @@ over one or two keep-alive connections, each signed over ``amz-sdk-invocation-id
 ``x-amz-content-sha256`` (the body's SHA-256: no chunked or unsigned payload), ``x-amz-date``,
 ``x-amz-target`` and, with a session token, ``x-amz-security-token``. The sink's own ``ListShards``
 (AWS SDK for Java signer) signs ``content-length``, ``content-type``, ``host``,
-``x-amz-content-sha256``, ``x-amz-date``, ``x-amz-target`` (and the token) likewise. For an unknown stream it still sends ``PutRecords``, again
-and again until ``RecordTtl``. Nothing else, with ``MetricsLevel=none``.
+``x-amz-content-sha256``, ``x-amz-date``, ``x-amz-target`` (and the token) likewise. For an
+unknown stream the daemon still sends ``PutRecords``, again and again until ``RecordTtl``. Nothing
+else, with ``MetricsLevel=none``.
 
 Cost, measured with the real KPL: about 1 to 2 microseconds of this process's CPU per aggregated
 100-byte user record, against 50 to 120 in the Spark JVM and the KPL daemon; by a load generator
-of its own, 65 to 95 MB/s of aggregated payload at half a core. Only 127.0.0.1 is ever bound.
+of its own, 65 to 95 MB/s of aggregated payload at half a core (measured before signatures were
+checked; the check adds about 50 microseconds per call and 0.65 ms per MiB of body, its SHA-256, the
+same for every producer). Only 127.0.0.1 is ever bound.
 """
 
 from __future__ import annotations
