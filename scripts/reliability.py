@@ -211,6 +211,11 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
         Scenario("records over the maximum record size, failOnError=false", options={"failOnError": "false"},
                  oversized_rows=True,
                  note=f"every 100th row has {OVERSIZED_BYTES} bytes of data; failOnError=false, deadLetterPath set"),
+        Scenario("credentials rejected by Kinesis",
+                 options={"awsAccessKeyId": "AKIDUNKNOWN", "awsSecretAccessKey": "unknown", "RecordTtl": "3000"},
+                 expect="error: .*UnrecognizedClientException",
+                 note="static keys the endpoint does not know (it checks each request's SigV4 signature, as Kinesis "
+                      "does); RecordTtl 3 s; each of the 4 task attempts fails"),
     ]
 
 
@@ -315,18 +320,22 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
+#: Long enough for the earlier error that an Expired record names (Kinesis's own answer).
+ERROR_CHARS = 320
+
+
 def summarize_error(error: BaseException) -> str:
     """The line of a write's error that says what went wrong: the row at fault, else the last task
     failure, else the first line that is not Py4J's own."""
     lines = [line.strip().lstrip(": ") for line in str(error).splitlines() if line.strip()]
     for line in lines:
         if "Row " in line and "Spark partition" in line:
-            return line[line.index("Row "):][:220]
+            return line[line.index("Row "):][:ERROR_CHARS]
     for line in lines:
         if "most recent failure: Lost task" in line:
-            return line.split("): ", 1)[-1][:220]
+            return line.split("): ", 1)[-1][:ERROR_CHARS]
     own = [line for line in lines if not line.startswith("An error occurred while calling")]
-    return (own or lines or [type(error).__name__])[0][:220]
+    return (own or lines or [type(error).__name__])[0][:ERROR_CHARS]
 
 
 def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, options: Dict[str, str], count: int,

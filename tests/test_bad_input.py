@@ -5,9 +5,9 @@ the task had already accepted: rows before a bad row stay added (docs/api.md, fa
 the task added before it stay added"), so the stream must hold them; and a failed write never
 reports success.
 
-Wrong credentials rejected by the service are not testable here: neither kinesis-mock nor
-KinesisEndpoint verifies SigV4 signatures, so any key is accepted. What the sink itself checks on the
-driver (a profile that does not exist, a key id without its secret) is tested instead.
+Wrong credentials are rejected by the endpoint as by Kinesis (it checks every request's SigV4
+signature): the KPL retries until RecordTtl and the error names Kinesis's answer. What the sink itself
+checks on the driver (a profile that does not exist, a key id without its secret) fails sooner.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
+from spark_kpl.testing._env import LOOPBACK_AWS_ENV
 
 #: No case may take longer than this: an error must come, not a hang.
 BOUND_SECONDS = 90
@@ -62,7 +63,6 @@ class Case:
     write: Callable
     error: Optional[str]
     accepted: List[bytes] = field(default_factory=list)
-    skip: Optional[str] = None
 
 
 def sink(df, stream, endpoint, **options):
@@ -99,10 +99,6 @@ def unreachable_endpoint(spark, ep, stream):
     spark_kpl.write(plain_rows(spark, 10), stream, partition_key="partitionKey", **options)
 
 
-def not_testable(spark, ep, stream):  # pragma: no cover - skipped
-    raise AssertionError("skipped")
-
-
 ROW3 = r"Row 3 of Spark partition 0"
 BEFORE = [b"row-0", b"row-1"]  # rows 1 and 2, added before the bad row 3
 
@@ -133,9 +129,13 @@ CASES: Dict[str, Case] = {
         r"(?s)stream 'no-such-stream'.*ResourceNotFoundException"),
     "stream deleted mid-job": Case(stream_deleted_mid_job, r"(?s)stream '{stream}'.*ResourceNotFoundException"),
     "wrong credentials: rejected by Kinesis": Case(
-        not_testable, None,
-        skip="not testable here: neither kinesis-mock nor KinesisEndpoint verifies SigV4 signatures, "
-             "so any credentials are accepted"),
+        kpl_write(plain_rows, awsAccessKeyId="AKIDUNKNOWN", awsSecretAccessKey="x", **SHORT_TTL),
+        r"stream '{stream}'.*UnrecognizedClientException: The security token included in the request is invalid\."),
+    "wrong credentials: wrong secret": Case(
+        kpl_write(plain_rows, awsAccessKeyId=LOOPBACK_AWS_ENV["AWS_ACCESS_KEY_ID"], awsSecretAccessKey="not-it",
+                  **SHORT_TTL),
+        r"stream '{stream}'.*InvalidSignatureException: The request signature we calculated does not match the "
+        r"signature you provided\. Check your AWS Secret Access Key"),
     "wrong credentials: unknown awsProfile": Case(
         kpl_write(plain_rows, awsProfile="no-such-profile"), r"no profile 'no-such-profile'"),
     "wrong credentials: key id without secret": Case(
@@ -162,8 +162,6 @@ def wait_for_records(endpoint, stream, wanted, timeout=20.0):
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_input(spark, endpoint, ep_stream, name):
     case = CASES[name]
-    if case.skip:
-        pytest.skip(case.skip)
     started = time.monotonic()
     error: Optional[BaseException] = None
     try:

@@ -5,7 +5,8 @@ The KPL properties and the producer options are read back from the live producer
 KinesisProducerConfiguration, as handed to the KPL); the write options from the write's resolved
 settings, and by what they do where the write shows it. The keys go in three files, because some
 exclude others: static keys or a profile, the sink's daemon placement or the user's own; the third,
-a role, needs STS, which does not run here, so it is checked as resolved, not used. The Proxy* keys
+a role, is checked as resolved, not used (tests/test_api_credentials.py writes through a role assumed
+from a loopback STS). The endpoint checks signatures, so files 1 and 2 prove their keys signed. The Proxy* keys
 route the daemon through a loopback CONNECT proxy (``ProxyPassword`` is refused: the KPL would put it
 on its daemon's command line).
 """
@@ -24,6 +25,7 @@ import pytest
 
 from spark_kpl import dedup
 from spark_kpl.testing.proxy import ConnectProxy
+from spark_kpl.testing.sigv4 import Credentials
 
 from example_job import REPO, submit_example_job
 
@@ -33,6 +35,9 @@ EXAMPLE = REPO / "conf" / "spark-defaults.conf.example"
 ROWS = 300
 MASKED = "***"
 PROXY_USER = "conf-example-user"
+#: The credentials files 1 and 2 sign with; the endpoint checks signatures, so it is told them.
+STATIC_KEYS = Credentials("AKIDCONFEXAMPLE", "conf-example-secret", "conf-example-token")
+PROFILE_KEYS = Credentials("AKIDPROFILE", "profile-secret")
 
 
 def example_keys() -> Dict[str, str]:
@@ -83,9 +88,9 @@ def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) ->
         "spark.kpl.defaultPartition": "fallback-key",
         "spark.kpl.recordId": "prefix",
         "spark.kpl.allowDuplicates": "true",
-        "spark.kpl.awsAccessKeyId": "AKIDCONFEXAMPLE",
-        "spark.kpl.awsSecretAccessKey": "conf-example-secret",
-        "spark.kpl.awsSessionToken": "conf-example-token",
+        "spark.kpl.awsAccessKeyId": STATIC_KEYS.access_key_id,
+        "spark.kpl.awsSecretAccessKey": STATIC_KEYS.secret_access_key,
+        "spark.kpl.awsSessionToken": STATIC_KEYS.session_token or "",
         "spark.kpl.AggregationEnabled": "false",
         "spark.kpl.AggregationMaxCount": "1000",
         "spark.kpl.AggregationMaxSize": "40000",
@@ -139,7 +144,7 @@ def own_daemon_and_profile_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy
 
 
 def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
-    """File 3, resolved only: assuming a role needs STS, which does not run here."""
+    """File 3, resolved only (tests/test_api_credentials.py assumes a role through a loopback STS)."""
     return {
         **reaching_the_endpoint(endpoint, stream),
         "spark.kpl.awsProfile": "conf-example",
@@ -165,7 +170,8 @@ def proxy() -> Iterator[ConnectProxy]:
 def submit(properties: Path, tmp: Path, settings: str) -> Tuple[dict, dict]:
     """spark-submit of the example job with this properties file; its RESULT and SETTINGS lines."""
     profiles = tmp / "aws-credentials"
-    profiles.write_text("[conf-example]\naws_access_key_id = AKIDPROFILE\naws_secret_access_key = profile-secret\n")
+    profiles.write_text(f"[conf-example]\naws_access_key_id = {PROFILE_KEYS.access_key_id}\n"
+                        f"aws_secret_access_key = {PROFILE_KEYS.secret_access_key}\n")
     env = {**os.environ, "AWS_SHARED_CREDENTIALS_FILE": str(profiles)}
     spark_args = ["--master", "local[2]", "--properties-file", str(properties),
                   "--conf", f"spark.pyspark.python={sys.executable}",
@@ -190,6 +196,8 @@ def test_the_files_cover_every_key_of_the_example_with_a_value_other_than_its_de
 @pytest.mark.parametrize("name", list(FILES))
 def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, proxy, tmp_path, name):
     values = FILES[name](endpoint, ep_stream, tmp_path, proxy)
+    endpoint.accept_credentials(STATIC_KEYS)
+    endpoint.accept_credentials(PROFILE_KEYS)
     tunnels_before = proxy.tunnels
     properties = tmp_path / "spark-defaults.conf"
     # allowDuplicates shows by letting a write run with speculation on, which it otherwise refuses.

@@ -67,7 +67,8 @@ public final class ShardLister implements AutoCloseable {
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
             : kpl.getKinesisEndpoint();
         this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
-        this.credentials = AwsCredentials.provider(config).orElseGet(() -> DefaultCredentialsProvider.builder().build());
+        this.credentials = AwsCredentials.provider(config).map(provider -> AwsCredentials.resolvedOnce(provider, config))
+            .orElseGet(() -> DefaultCredentialsProvider.builder().build());
         ApacheHttpClient.Builder client = ApacheHttpClient.builder()
             .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
             .socketTimeout(Duration.ofMillis(kpl.getRequestTimeout()));

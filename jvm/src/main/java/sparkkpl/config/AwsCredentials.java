@@ -90,6 +90,32 @@ public final class AwsCredentials {
             .build());
     }
 
+    /**
+     * The provider, once it has given credentials. The KPL resolves them on a thread of its own, where
+     * a failure (STS refusing the role, say) is only printed and the records time out without a word
+     * on why; resolving here first fails the task with the reason instead.
+     *
+     * @throws IllegalStateException naming the options and the provider's error
+     */
+    public static AwsCredentialsProvider resolvedOnce(AwsCredentialsProvider provider, WriteConfig config) {
+        try {
+            provider.resolveCredentials();
+            return provider;
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("No AWS credentials from " + describe(config) + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String describe(WriteConfig config) {
+        String base = config.get(SinkOption.AWS_ACCESS_KEY_ID).isPresent() ? "the static keys (awsAccessKeyId)"
+            : config.get(SinkOption.AWS_PROFILE).map(p -> "profile '" + p + "' (awsProfile)")
+                .orElse("the default credentials chain");
+        return config.get(SinkOption.AWS_ROLE_ARN)
+            .map(role -> "role '" + role + "' (awsRoleArn) assumed through STS at "
+                + config.get(SinkOption.AWS_STS_ENDPOINT).orElse("the Region's STS endpoint") + " with " + base)
+            .orElse(base);
+    }
+
     private static AwsCredentialsProvider baseProvider(WriteConfig config) {
         Optional<String> keyId = config.get(SinkOption.AWS_ACCESS_KEY_ID);
         if (keyId.isPresent()) {

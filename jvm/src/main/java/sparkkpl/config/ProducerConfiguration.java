@@ -47,7 +47,8 @@ public final class ProducerConfiguration {
             kpl.setTempDirectory(dir.toString());
             pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
-        AwsCredentials.provider(config).ifPresent(kpl::setCredentialsProvider);
+        AwsCredentials.provider(config)
+            .ifPresent(provider -> kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(provider, config)));
         // Read back before the pipes move into the producer's own folder (pipesIn).
         return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
     }

@@ -114,6 +114,16 @@ public class WriteConfigTest {
     }
 
     @Test
+    public void credentialsThatCannotBeResolvedAreAnErrorNamingTheRouteAndTheReason() {
+        WriteConfig config = resolve("awsAccessKeyId", "AKID", "awsSecretAccessKey", "secret",
+            "awsRoleArn", "arn:aws:iam::123456789012:role/writer", "awsStsEndpoint", "http://127.0.0.1:1");
+        String message = assertThrows(IllegalStateException.class, () -> sparkkpl.config.AwsCredentials.resolvedOnce(
+            () -> { throw new IllegalStateException("STS said no"); }, config)).getMessage();
+        assertEquals("No AWS credentials from role 'arn:aws:iam::123456789012:role/writer' (awsRoleArn) assumed through "
+            + "STS at http://127.0.0.1:1 with the static keys (awsAccessKeyId): STS said no", message);
+    }
+
+    @Test
     public void aProfileThatExistsMakesAProfileProvider() throws Exception {
         java.nio.file.Path file = java.nio.file.Files.createTempFile("credentials", "");
         java.nio.file.Files.writeString(file, "[writer]\naws_access_key_id = A\naws_secret_access_key = B\n");

@@ -1,0 +1,139 @@
+"""A loopback STS endpoint that answers ``AssumeRole`` with temporary credentials a
+:class:`~spark_kpl.testing.endpoint.KinesisEndpoint` then accepts.
+
+It checks each call's SigV4 signature (service ``sts``) against the long-term credentials it was
+given, as STS does, and hands out a fresh access key id, secret and session token per call, made known
+to the Kinesis endpoint at once. Plain HTTP on 127.0.0.1: the AWS SDK for Java in the sink's jar
+would refuse the self-signed certificate of a TLS one, and ``awsStsEndpoint`` takes an ``http://``
+URI. Typical use::
+
+    with KinesisEndpoint({"events": 2}) as kinesis, StsEndpoint(kinesis, roles={ROLE_ARN}) as sts:
+        spark_kpl.write(df, "events", awsRoleArn=ROLE_ARN, awsStsEndpoint=sts.url, **kinesis.kpl_options())
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import secrets
+import threading
+from typing import Any, Iterable, List, Optional
+from urllib.parse import parse_qs
+from xml.sax.saxutils import escape
+
+from spark_kpl.testing.endpoint import LOOPBACK, LOOPBACK_CREDENTIALS, KinesisEndpoint
+from spark_kpl.testing.sigv4 import Credentials, SignatureRejected, SigV4Verifier
+
+__all__ = ["StsEndpoint"]
+
+_NAMESPACE = "https://sts.amazonaws.com/doc/2011-06-15/"
+_ACCOUNT = "000000000000"
+#: STS's own codes for what the verifier reports in the words of the JSON services.
+_STS_CODES = {"UnrecognizedClientException": "InvalidClientTokenId",
+              "InvalidSignatureException": "SignatureDoesNotMatch",
+              "MissingAuthenticationTokenException": "MissingAuthenticationToken",
+              "IncompleteSignatureException": "IncompleteSignature"}
+
+
+class StsEndpoint:
+    """``AssumeRole`` of the role ARNs in ``roles``, for callers signing with ``credentials`` (by
+    default the loopback keys); each grant becomes credentials ``kinesis`` accepts. A context manager."""
+
+    def __init__(self, kinesis: KinesisEndpoint, roles: Iterable[str], *,
+                 credentials: Optional[List[Credentials]] = None) -> None:
+        self.kinesis = kinesis
+        self.roles = frozenset(roles)
+        self._verifier = SigV4Verifier(credentials or [LOOPBACK_CREDENTIALS], kinesis.region)
+        self._lock = threading.Lock()
+        #: The temporary credentials handed out, oldest first.
+        self.issued: List[Credentials] = []
+        self._server: Optional[http.server.ThreadingHTTPServer] = None
+        self._thread: Optional[threading.Thread] = None
+
+    def __enter__(self) -> "StsEndpoint":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> "StsEndpoint":
+        server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _StsHandler)
+        server.daemon_threads = True
+        server.sts = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name=f"sts-endpoint-{server.server_address[1]}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        if self._thread is not None:
+            self._thread.join(5)
+        server.server_close()
+
+    @property
+    def url(self) -> str:
+        """For the sink's ``awsStsEndpoint``."""
+        if self._server is None:
+            raise RuntimeError("StsEndpoint is not running; call start() first")
+        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
+
+    def _assume_role(self, headers: Any, path: str, body: bytes) -> str:
+        """The AssumeRole answer's XML, or :class:`SignatureRejected` (status, code and message)."""
+        try:
+            caller = self._verifier.verify("POST", path, headers, body, "sts")
+        except SignatureRejected as rejected:
+            raise SignatureRejected(_STS_CODES.get(rejected.code, rejected.code), rejected.message, 403) from None
+        form = {name: values[0] for name, values in parse_qs(body.decode()).items()}
+        if form.get("Action") != "AssumeRole":
+            raise SignatureRejected("InvalidAction", f"Could not find operation {form.get('Action')} for version "
+                                    f"{form.get('Version')}")
+        role, session = form.get("RoleArn", ""), form.get("RoleSessionName", "")
+        if role not in self.roles:
+            raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{_ACCOUNT}:user/{caller.access_key_id} is not "
+                                    f"authorized to perform: sts:AssumeRole on resource: {role}", 403)
+        granted = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
+                              secrets.token_urlsafe(60))
+        self.kinesis.accept_credentials(granted)
+        with self._lock:
+            self.issued.append(granted)
+        seconds = int(form.get("DurationSeconds", "3600"))
+        expires = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        role_name = role.rsplit("/", 1)[-1]
+        return (f'<AssumeRoleResponse xmlns="{_NAMESPACE}"><AssumeRoleResult><Credentials>'
+                f"<AccessKeyId>{granted.access_key_id}</AccessKeyId>"
+                f"<SecretAccessKey>{escape(granted.secret_access_key)}</SecretAccessKey>"
+                f"<SessionToken>{escape(granted.session_token or '')}</SessionToken>"
+                f"<Expiration>{expires}</Expiration></Credentials><AssumedRoleUser>"
+                f"<AssumedRoleId>AROA{_ACCOUNT}:{escape(session)}</AssumedRoleId>"
+                f"<Arn>arn:aws:sts::{_ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
+                f"</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>{secrets.token_hex(16)}"
+                f"</RequestId></ResponseMetadata></AssumeRoleResponse>")
+
+
+class _StsHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            status, answer = 200, self.server.sts._assume_role(  # type: ignore[attr-defined]
+                self.headers.items(), self.path, body)
+        except SignatureRejected as rejected:
+            status = rejected.status
+            answer = (f'<ErrorResponse xmlns="{_NAMESPACE}"><Error><Type>Sender</Type><Code>{rejected.code}</Code>'
+                      f"<Message>{escape(rejected.message)}</Message></Error>"
+                      f"<RequestId>{secrets.token_hex(16)}</RequestId></ErrorResponse>")
+        data = answer.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/xml")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
