@@ -4,8 +4,11 @@ summarized by whose code was running (the sink's, the KPL's Java side, Spark's, 
 
     .venv/bin/python bench/profile_sink.py --records 400000 --size 100
 
-Prints the figures; keeps the recording at --jfr for a closer look (``jfr print``). Stops the
-endpoint and Spark it started.
+Prints the figures; keeps the recording at --jfr for a closer look (``jfr print``). ``--warm-writes``
+full writes come first, so that compiling the write path is not counted; the JVM's CPU is also given
+by thread kind. With ``--perf``, Linux perf samples the KPL daemon during the write and the daemon's
+hottest functions are printed (perf must be installed; it is not a project dependency). Stops the
+endpoint, perf and Spark it started.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import argparse
 import collections
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,6 +65,37 @@ def descendants(pid: int) -> Dict[int, str]:
     return found
 
 
+#: JVM threads by kind, from the thread names the JVM, Spark and the KPL give them.
+THREAD_KINDS = (("Executor task launch", "Spark tasks (the sink's row path)"), ("C2 Compiler", "JIT compiler"),
+                ("C1 Compiler", "JIT compiler"), ("GC Thread", "garbage collector"), ("G1", "garbage collector"),
+                ("kpl-", "KPL Java side"), ("spark-kpl-", "the sink's KPL-call threads"))
+
+
+def thread_cpu_seconds(pid: int) -> Dict[str, float]:
+    """CPU seconds of each thread of a process, by kind of thread (see THREAD_KINDS)."""
+    spent: Dict[str, float] = collections.defaultdict(float)
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue  # the thread ended
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix[:15])), "other")
+        fields = raw.rsplit(")", 1)[1].split()
+        spent[kind] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return spent
+
+
+def perf_top(recording: Path, count: int = 12) -> str:
+    """The daemon's hottest functions in a perf recording, with their share of its samples."""
+    printed = subprocess.run(["perf", "report", "-i", str(recording), "--no-children", "--sort", "dso,symbol",
+                              "--stdio", "-g", "none"], capture_output=True, text=True, check=True).stdout
+    rows = [line for line in printed.splitlines() if re.match(r"\s+\d+\.\d+%", line)]
+    # Each row ends with perf's empty columns ("-  -"), dropped here.
+    return "\n".join("  " + re.sub(r"\s+", " ", re.sub(r"(\s+-)+\s*$", "", row.strip())) for row in rows[:count])
+
+
 def tools_env() -> Dict[str, str]:
     """jcmd and jfr are JVMs too: without this they would start recordings of their own."""
     return {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
@@ -92,7 +128,10 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=400_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--jfr", default=str(Path(tempfile.gettempdir()) / "spark-kpl-sink.jfr"))
+    parser.add_argument("--warm-writes", type=int, default=2)
+    parser.add_argument("--perf", action="store_true", help="sample the KPL daemon with Linux perf")
     args = parser.parse_args()
+    perf_data = Path(tempfile.gettempdir()) / "spark-kpl-daemon.perf"
     # The driver JVM is started by pyspark below and inherits this.
     os.environ["JAVA_TOOL_OPTIONS"] = (f"-XX:FlightRecorderOptions=stackdepth=256 "
                                        f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
@@ -112,15 +151,30 @@ def main() -> int:
             spark_kpl.write(records_df(spark, 1, 8, 1), "profile", partition_key="partitionKey", **options)
             rows = records_df(spark, args.records, args.size, 2).persist()
             rows.count()
+            for _ in range(args.warm_writes):
+                spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
             processes = descendants(os.getpid())
+            jvm = next(pid for pid, name in processes.items() if name == "java")
+            perf = None
+            if args.perf:
+                daemon = next(pid for pid, name in processes.items() if name.startswith("kinesis_produc"))
+                perf = subprocess.Popen(["perf", "record", "-F", "999", "-p", str(daemon), "-o", str(perf_data)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)  # perf attaches
             before = {pid: cpu_seconds(pid) for pid in processes}
+            threads_before = thread_cpu_seconds(jvm)
             own_before, started = cpu_seconds(os.getpid()), time.time()
-            result = spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
+            try:
+                result = spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
+            finally:
+                if perf is not None:
+                    perf.send_signal(signal.SIGINT)  # perf writes its recording on SIGINT
+                    perf.wait()
             ended = time.time()
             seconds = ended - started
             spent = {pid: cpu_seconds(pid) - before[pid] for pid in before if os.path.exists(f"/proc/{pid}")}
+            by_thread = {kind: cpu - threads_before.get(kind, 0.0) for kind, cpu in thread_cpu_seconds(jvm).items()}
             own = cpu_seconds(os.getpid()) - own_before
-            jvm = next(pid for pid, name in processes.items() if name == "java")
             # The JVM outlives spark.stop() (it goes with this process): take the recording now.
             subprocess.run(["jcmd", str(jvm), "JFR.dump", f"filename={args.jfr}"], check=True,
                            capture_output=True, env=tools_env())
@@ -132,6 +186,13 @@ def main() -> int:
         if cpu > 0.05:
             print(f"  {processes[pid]:<16} {cpu:6.2f} CPU s = {cpu * 1e6 / result.records_written:5.1f} µs/record")
     print(f"  {'this Python':<16} {own:6.2f} CPU s (the endpoint included)")
+    print("JVM CPU by thread kind:")
+    for kind, cpu in sorted(by_thread.items(), key=lambda item: -item[1]):
+        if cpu > 0.005:
+            print(f"  {kind:<36} {cpu:6.2f} CPU s = {cpu * 1e6 / result.records_written:5.2f} µs/record")
+    if args.perf:
+        print("KPL daemon, hottest functions (share of its samples):")
+        print(perf_top(perf_data))
     shares = jfr_shares(Path(args.jfr), started, ended)
     total = sum(shares.values())
     print(f"JVM CPU samples during the write ({total}), by whose code was running:")
