@@ -2,7 +2,8 @@
 
 The placement is the jar's own, ``sparkkpl.natives.PlaceDaemon``, run in a JVM: the code executors
 run, so a bootstrap action places the daemon exactly where, and as, they look for it. Every node that
-runs executors has a Java runtime (EMR's and Glue's images do), and so does every PySpark driver.
+runs executors has a Java runtime (EMR's and Glue's images do), and so does a classic PySpark driver;
+a Spark Connect client needs no daemon, which runs on the server's executors.
 """
 
 from __future__ import annotations
