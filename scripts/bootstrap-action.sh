@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Cluster bootstrap action for spark-kpl. Runs on every node at provisioning, as root or as the user
 # the executors run as; safe to run again. It:
-#   1. checks the node can run the KPL's native daemon (Linux x86_64 or aarch64, glibc new enough);
+#   1. checks the node can run the KPL's native daemon (Linux x86_64 or aarch64, glibc new enough) and
+#      has the Java runtime that places it;
 #   2. downloads the jar and the Python package and checks their SHA-256 when given, before anything
 #      is installed;
-#   3. installs the jar at a fixed path (<root>/lib/spark-kpl.jar), and the Python package with its
-#      dependencies at the versions pinned below;
-#   4. pre-places the native daemon where executors look for it, as the executors' user, so no
-#      executor extracts it and the folder passes their owner checks.
+#   3. installs the jar at a fixed path (<root>/lib/spark-kpl.jar), and the Python package (it has no
+#      dependencies: nothing is taken from an index);
+#   4. pre-places the native daemon where executors look for it, as the executors' user, with the
+#      jar's own placement (the code executors run), so the folder passes their owner checks.
 # Then point Spark at both (spark-defaults.conf): spark.jars <root>/lib/spark-kpl.jar and, where the
 # executors' java.io.tmpdir is not /tmp (YARN containers), spark.kpl.nativeDir <native dir>.
 #
@@ -19,15 +20,6 @@
 #   --executor-user: when this runs as root and executors as USER, the daemon is placed as USER.
 set -euo pipefail
 umask 022  # executors, whoever they run as, read the jar and the installed package
-
-# The Python package's dependencies, pinned with their hashes: the package itself is installed with
-# --no-deps, so every node gets exactly these, not what the index offers as latest on the day the
-# node boots. They live here rather than in a file beside the script because a bootstrap action is
-# usually uploaded and run on its own. Each must support every Python the package supports (>=3.9);
-# tests/test_bootstrap_action.py checks that this list covers python/pyproject.toml's dependencies.
-pinned_requirements=(
-  "filelock==3.19.1 --hash=sha256:d38e30481def20772f5baf097c122c3babc4fcdb7e14e57049eb9d88c6dc017d"
-)
 
 root=/opt/spark-kpl
 native_dir=""  # empty: where executors look by default, <java.io.tmpdir>/spark-kpl-<user>
@@ -139,6 +131,20 @@ check_platform() {
   say "$arch with glibc $have (needs $needed): ok"
 }
 
+# The daemon is placed by the jar's own code, in the JVM Spark would start: $JAVA_HOME/bin/java, else
+# java on the PATH (as spark_kpl.native looks for it).
+check_java() {
+  local java="" where="PATH"
+  if [ -n "${JAVA_HOME:-}" ]; then
+    java="$JAVA_HOME/bin/java" where="JAVA_HOME=$JAVA_HOME"
+  else
+    java=$(command -v java || true)
+  fi
+  [ -n "$java" ] && [ -x "$java" ] || fail "no Java runtime on $where: the native daemon is placed by the jar's" \
+    "own code, which runs in a JVM; install Java 17 or newer, or set JAVA_HOME"
+  say "Java runtime $java: ok"
+}
+
 # Copies a source to a local file. curl is held to https, redirects included.
 download() {
   local source="$1" target="$2"
@@ -176,10 +182,6 @@ install_file() {
   say "installed $target"
 }
 
-pip_install() {
-  "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$@"
-}
-
 # A folder named by --native-dir that does not exist yet is made for the executor user: its parent
 # may be writable by root only. An existing one is left as it is: the placement checks its owner.
 make_native_dir_for_executor_user() {
@@ -192,6 +194,7 @@ make_native_dir_for_executor_user() {
 }
 
 check_platform
+check_java
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 
@@ -206,10 +209,8 @@ mkdir -p "$root/lib"
 jar="$root/lib/spark-kpl.jar"
 install_file "$staging/spark-kpl.jar" "$jar"
 
-printf '%s\n' "${pinned_requirements[@]}" > "$staging/requirements.txt"
-pip_install --require-hashes --only-binary :all: --requirement "$staging/requirements.txt"
-pip_install --upgrade "$package"
-say "Python package installed for $python, with its pinned dependencies"
+"$python" -m pip install --quiet --disable-pip-version-check --no-deps --upgrade "$package"
+say "Python package installed for $python"
 
 make_native_dir_for_executor_user
 native_args=(--jar "$jar")

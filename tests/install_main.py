@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pyspark
@@ -27,3 +30,13 @@ def install_main_classpath(jar: Path, folder: Path) -> str:
     spark_jars = Path(pyspark.__file__).parent / "jars"
     slf4j = next(spark_jars.glob("slf4j-api-*.jar"))  # the KPL logs through it; Spark provides it
     return os.pathsep.join(map(str, [classes, jar, slf4j]))
+
+
+def bundled_daemon_resource() -> str:
+    """The daemon the jar carries for this Linux host, named as the KPL names its platforms."""
+    return f"amazon-kinesis-producer-native-binaries/linux-{platform.machine()}/kinesis_producer"
+
+
+def bundled_daemon_sha256(jar: Path) -> str:
+    with zipfile.ZipFile(jar) as archive:
+        return hashlib.sha256(archive.read(bundled_daemon_resource())).hexdigest()

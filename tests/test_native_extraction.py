@@ -1,10 +1,11 @@
-"""Placing the KPL daemon: the Python side's protocol, then many JVMs and Python processes at once.
+"""Placing the KPL daemon: the Python CLI, then many JVMs and CLI processes at once.
 
 The contention tests start every extractor together (each waits for a go-file) in a fresh folder per
 round: ours (``NativeDaemon`` in JVMs whose thread gets interrupted as Spark's task cancellation
-would, and ``spark_kpl.native`` in Python processes) must never fail. The stock KPL's own extraction
-runs under the same load and in a folder another user made; what it does is recorded, not asserted:
-``scripts/extraction-contention.sh`` writes it to ``docs/extraction-contention.md``.
+would, and ``spark_kpl.native`` in Python processes, as a bootstrap action runs it) must never fail.
+The stock KPL's own extraction runs under the same load and in a folder another user made; what it
+does is recorded, not asserted: ``scripts/extraction-contention.sh`` writes it to
+``docs/extraction-contention.md``.
 """
 
 from __future__ import annotations
@@ -22,26 +23,17 @@ import sys
 import tempfile
 import time
 import zipfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
 from spark_kpl import jar_path
-from spark_kpl.native import (
-    NATIVE_DIR_CONF,
-    NativeDaemonError,
-    cli_extract_native,
-    default_dir,
-    install,
-    platform_name,
-)
+from spark_kpl.native import NATIVE_DIR_CONF
 from spark_kpl.testing._env import loopback_env
 
-from install_main import install_main_classpath
+from install_main import bundled_daemon_resource, bundled_daemon_sha256, install_main_classpath
 
 REPO = Path(__file__).resolve().parents[1]
 #: Where the contention record goes, when asked for: tests never write into docs/ on their own;
@@ -85,14 +77,13 @@ def jar(shared_root: Path) -> Path:
     """A snapshot of the spark-kpl jar: a rebuild while the tests run must not pull it from under them."""
     snapshot = Path(shutil.copy(jar_path(), shared_root / "spark-kpl.jar"))
     with zipfile.ZipFile(snapshot) as archive:
-        assert _resource() in archive.namelist(), f"{jar_path()} has no daemon (being rebuilt?)"
+        assert bundled_daemon_resource() in archive.namelist(), f"{jar_path()} has no daemon (being rebuilt?)"
     return snapshot
 
 
 @pytest.fixture(scope="module")
 def bundled_sha(jar: Path) -> str:
-    with zipfile.ZipFile(jar) as archive:
-        return hashlib.sha256(archive.read(_resource())).hexdigest()
+    return bundled_daemon_sha256(jar)
 
 
 @pytest.fixture(scope="module")
@@ -117,195 +108,44 @@ def report(shared_root: Path) -> Iterator["Report"]:
         Path(os.environ[RESULTS_ENV]).write_text(collected.markdown())
 
 
-# ---------------------------------------------------------------------------------- the Python protocol
+# ------------------------------------------------------------------------------------ the Python CLI
+# The placement's own cases (refusals, replaced files, stale temps, noexec, full disk) are unit tests of
+# jvm/src/test/java/sparkkpl/natives; Python runs that very code, so here only what it adds is tested.
 
 
-def test_fresh_install_is_private_verified_and_reused_without_rewrite(jar, bundled_sha, tmp_path):
+def test_cli_prints_the_path_or_explains_the_refusal(jar, bundled_sha, tmp_path):
     dir = tmp_path / "natives"
-
-    executable = install(dir, jar)
-
-    assert executable == dir / bundled_sha[:16] / "kinesis_producer"
-    assert_verified(executable, bundled_sha)
-    assert _mode(dir) == _mode(executable.parent) == 0o700
-    before = executable.stat()
-    assert install(dir, jar) == executable
-    after = executable.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-
-
-def test_corrupted_daemon_in_place_is_replaced(jar, bundled_sha, tmp_path):
-    executable = install(tmp_path, jar)
-    inode = executable.stat().st_ino
-    with open(executable, "r+b") as file:
-        file.seek(executable.stat().st_size // 2)
-        original = file.read(1)
-        file.seek(-1, os.SEEK_CUR)
-        file.write(bytes([original[0] ^ 0xFF]))
-
-    assert install(tmp_path, jar) == executable
-
-    assert_verified(executable, bundled_sha)
-    assert executable.stat().st_ino != inode
-
-
-def test_truncated_daemon_is_replaced(jar, bundled_sha, tmp_path):
-    executable = install(tmp_path, jar)
-    os.truncate(executable, 4096)
-
-    assert install(tmp_path, jar) == executable
-
-    assert_verified(executable, bundled_sha)
-
-
-def test_foreign_executable_is_replaced_without_being_run(jar, bundled_sha, tmp_path):
-    executable = _owner_only_folder(tmp_path, bundled_sha) / "kinesis_producer"
-    marker = tmp_path / "foreign-ran"
-    executable.write_text(f"#!/bin/sh\ntouch {marker}\necho Usage:\n")
-    executable.chmod(0o700)
-
-    assert install(tmp_path, jar) == executable
-
-    assert_verified(executable, bundled_sha)
-    assert not marker.exists()
-
-
-def test_symlink_in_place_of_the_daemon_is_replaced_not_followed(jar, bundled_sha, tmp_path):
-    dir = tmp_path / "natives"
-    executable = _owner_only_folder(dir, bundled_sha) / "kinesis_producer"
-    victim = tmp_path / "victim"
-    victim.write_text("untouched")
-    executable.symlink_to(victim)
-
-    assert install(dir, jar) == executable
-
-    assert not executable.is_symlink()
-    assert_verified(executable, bundled_sha)
-    assert victim.read_text() == "untouched"
-
-
-def test_symlink_where_the_dir_should_be_is_refused(jar, tmp_path):
-    real = tmp_path / "real"
-    real.mkdir(mode=0o700)
-    dir = tmp_path / "natives"
-    dir.symlink_to(real)
-
-    assert_refused(dir, jar, "is a symbolic link")
-
-
-@pytest.mark.root_only
-def test_dir_owned_by_another_user_is_refused(jar, tmp_path):
-    dir = tmp_path / "natives"
-    dir.mkdir(mode=0o700)
-    os.chown(dir, NOBODY.pw_uid, NOBODY.pw_gid)
-
-    assert_refused(dir, jar, "not by this user")
-
-
-def test_dir_writable_by_others_is_refused(jar, tmp_path):
-    dir = tmp_path / "natives"
-    dir.mkdir()
-    dir.chmod(0o777)
-
-    assert_refused(dir, jar, "can be written by other users")
-
-
-def test_dir_only_readable_by_others_is_tightened(jar, bundled_sha, tmp_path):
-    dir = tmp_path / "natives"
-    dir.mkdir()
-    dir.chmod(0o755)
-
-    assert_verified(install(dir, jar), bundled_sha)
-    assert _mode(dir) == 0o700
-
-
-def test_read_only_dir_is_an_error_naming_path_and_conf_key(jar, tmp_path):
-    dir = tmp_path / "natives"
-    dir.mkdir(mode=0o500)
-    with _read_only(dir):
-        with pytest.raises(NativeDaemonError) as error:
-            install(dir, jar)
-    assert_names_path_and_conf_key(error.value, dir)
-
-
-def test_noexec_file_system_is_an_error_naming_path_and_conf_key(jar, tmp_path):
-    with _tmpfs(tmp_path / "noexec", "noexec,size=200m") as mount_point:
-        dir = mount_point / "natives"
-        with pytest.raises(NativeDaemonError, match="noexec") as error:
-            install(dir, jar)
-    assert_names_path_and_conf_key(error.value, dir)
-
-
-def test_full_disk_is_an_error_naming_path_and_conf_key(jar, bundled_sha, tmp_path):
-    with _tmpfs(tmp_path / "small", "size=32m") as mount_point:
-        dir = mount_point / "natives"
-        with pytest.raises(NativeDaemonError, match="No space left on device") as error:
-            install(dir, jar)
-        assert list((dir / bundled_sha[:16]).iterdir()) == [], "no temp file left behind"
-    assert_names_path_and_conf_key(error.value, dir)
-
-
-def test_stale_temp_files_of_killed_writers_are_removed(jar, bundled_sha, tmp_path):
-    folder = _owner_only_folder(tmp_path, bundled_sha)
-    stale = folder / "kinesis_producer.killed.tmp"
-    stale.touch()
-    two_hours_ago = time.time() - 7200
-    os.utime(stale, (two_hours_ago, two_hours_ago))
-    live = folder / "kinesis_producer.writing.tmp"
-    live.touch()
-
-    assert_verified(install(tmp_path, jar), bundled_sha)
-
-    assert not stale.exists()
-    assert live.exists()
-
-
-def test_platforms_are_named_as_the_kpl_names_them():
-    assert platform_name("Linux", "x86_64") == "linux-x86_64"
-    assert platform_name("Linux", "aarch64") == "linux-aarch64"
-    assert platform_name("Darwin", "arm64") == "osx"
-    with pytest.raises(NativeDaemonError, match="linux-x86_64, linux-aarch64, osx"):
-        platform_name("Windows", "AMD64")
-    with pytest.raises(NativeDaemonError):
-        platform_name("Linux", "ppc64le")
-
-
-def test_default_dir_is_the_one_the_jvm_uses():
-    settings = subprocess.run(["java", "-XshowSettings:properties", "-version"], capture_output=True, text=True)
-    properties = {}
-    for line in settings.stderr.splitlines():
-        key, equals, value = line.strip().partition(" = ")
-        if equals:
-            properties[key] = value
-    assert default_dir() == Path(properties["java.io.tmpdir"]) / f"spark-kpl-{properties['user.name']}"
-
-
-def test_cli_prints_the_path_or_explains_the_refusal(jar, bundled_sha, tmp_path, capsys):
-    dir = tmp_path / "natives"
-    assert cli_extract_native(SimpleNamespace(dir=str(dir), jar=str(jar))) == 0
-    assert capsys.readouterr().out.strip() == str(dir / bundled_sha[:16] / "kinesis_producer")
+    placed = extract_native("--dir", str(dir), "--jar", str(jar))
+    assert (placed.returncode, placed.stdout.strip()) == (0, str(dir / bundled_sha[:16] / "kinesis_producer"))
+    assert_verified(Path(placed.stdout.strip()), bundled_sha)
 
     dir.chmod(0o777)
-    assert cli_extract_native(SimpleNamespace(dir=str(dir), jar=str(jar))) == 1
-    assert NATIVE_DIR_CONF in capsys.readouterr().err
+    refused = extract_native("--dir", str(dir), "--jar", str(jar))
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr.startswith("spark-kpl: Cannot install the KPL native daemon in "), refused.stderr
+    assert "can be written by other users" in refused.stderr
+    assert_names_path_and_conf_key(refused.stderr, dir)
 
 
-def test_jvm_and_python_reuse_each_others_daemon(jar, java_classpath, tmp_path):
-    def jvm_install(dir: Path) -> Path:
-        outcome = run_at_once([Contender("JVM", _java(java_classpath, "ours", dir, -1))],
-                              tmp_path / f"run-{dir.name}").outcomes[0]
-        assert outcome.ok, outcome.detail
-        return Path(outcome.path)
+def test_cli_without_dir_places_where_the_executors_jvm_looks(jar, bundled_sha, tmp_path):
+    java_tmpdir = tmp_path / "java-tmpdir"
+    java_tmpdir.mkdir()
+    user = pwd.getpwuid(os.getuid()).pw_name
+    java_options = {**os.environ, "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={java_tmpdir}"}
+    placed = extract_native("--jar", str(jar), env=java_options)
+    assert placed.stdout.strip() == str(java_tmpdir / f"spark-kpl-{user}" / bundled_sha[:16] / "kinesis_producer")
 
-    by_python = install(tmp_path / "python-first", jar)
-    inode = by_python.stat().st_ino
-    assert jvm_install(tmp_path / "python-first") == by_python
-    assert by_python.stat().st_ino == inode
 
-    by_jvm = jvm_install(tmp_path / "jvm-first")
-    inode = by_jvm.stat().st_ino
-    assert install(tmp_path / "jvm-first", jar) == by_jvm
-    assert by_jvm.stat().st_ino == inode
+def test_cli_without_a_java_runtime_or_jar_says_what_is_missing(jar, tmp_path):
+    no_java = {**os.environ, "PATH": str(tmp_path), "JAVA_HOME": str(tmp_path / "no-jdk")}
+    missing_java = extract_native("--dir", str(tmp_path / "natives"), "--jar", str(jar), env=no_java)
+    assert missing_java.returncode == 1
+    assert "needs a Java runtime" in missing_java.stderr and str(tmp_path / "no-jdk") in missing_java.stderr
+
+    missing_jar = extract_native("--dir", str(tmp_path / "natives"), "--jar", str(tmp_path / "absent.jar"))
+    assert missing_jar.returncode == 1
+    assert f"Cannot read the spark-kpl jar {tmp_path / 'absent.jar'}" in missing_jar.stderr
+    assert not (tmp_path / "natives").exists()
 
 
 # --------------------------------------------------------------------------------------------- contention
@@ -517,7 +357,7 @@ class Report:
             "",
             "Generated by `scripts/extraction-contention.sh` (do not edit by hand): every process of a round",
             "waits for one go-file, then extracts into the same fresh folder. KPL 1.0.9, daemon "
-            f"`{_resource()}`; {os.cpu_count()} CPUs, {platform.platform()}, "
+            f"`{bundled_daemon_resource()}`; {os.cpu_count()} CPUs, {platform.platform()}, "
             f"{'root' if IS_ROOT else 'not root'}, {time.strftime('%Y-%m-%d')}.",
             "",
             "| scenario | rounds | processes per round | failed | wall time after go | notes and errors |",
@@ -526,8 +366,8 @@ class Report:
             "",
             "The stock KPL's `extractBinaries` is called by reflection on an instance whose constructor never",
             "ran, so no daemon is started. It extracts into one folder shared by every user of the host, under",
-            "a `FileChannel` lock that a thread interrupt breaks. Ours: `jvm/src/main/java/sparkkpl/natives/`",
-            "and `python/spark_kpl/native.py`.",
+            "a `FileChannel` lock that a thread interrupt breaks. Ours: `jvm/src/main/java/sparkkpl/natives/`,",
+            "which `python/spark_kpl/native.py` runs in a JVM of its own.",
             "",
         ])
 
@@ -541,59 +381,14 @@ def assert_verified(executable: Path, bundled_sha: str) -> None:
     assert _sha256(executable) == bundled_sha
 
 
-def assert_refused(dir: Path, jar: Path, reason: str) -> None:
-    with pytest.raises(NativeDaemonError, match=reason) as error:
-        install(dir, jar)
-    assert_names_path_and_conf_key(error.value, dir)
+def assert_names_path_and_conf_key(message: str, dir: Path) -> None:
+    assert str(dir) in message and NATIVE_DIR_CONF in message, message
 
 
-def assert_names_path_and_conf_key(error: BaseException, dir: Path) -> None:
-    assert str(dir) in str(error) and NATIVE_DIR_CONF in str(error), str(error)
-
-
-def _resource() -> str:
-    return f"{KPL_FOLDER}/{platform_name()}/kinesis_producer"
+def extract_native(*args: str, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", *args],
+                          capture_output=True, text=True, timeout=ROUND_TIMEOUT_S, env=env, check=False)
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def _owner_only_folder(dir: Path, bundled_sha: str) -> Path:
-    folder = dir / bundled_sha[:16]
-    folder.mkdir(parents=True)
-    dir.chmod(0o700)
-    folder.chmod(0o700)
-    return folder
-
-
-@contextmanager
-def _read_only(dir: Path) -> Iterator[None]:
-    """Mode 0500; as root also the immutable attribute, since root ignores modes."""
-    if IS_ROOT and subprocess.run(["chattr", "+i", str(dir)], capture_output=True).returncode != 0:
-        pytest.skip("root cannot make a folder read-only here (chattr +i failed)")
-    try:
-        yield
-    finally:
-        if IS_ROOT:
-            subprocess.run(["chattr", "-i", str(dir)], check=True)
-        dir.chmod(0o700)
-
-
-@contextmanager
-def _tmpfs(mount_point: Path, options: str) -> Iterator[Path]:
-    if not IS_ROOT:
-        pytest.skip("needs root to mount a tmpfs")
-    mount_point.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount_point)],
-                           capture_output=True, text=True)
-    if mount.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mount.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], check=True)

@@ -13,7 +13,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     commands.add_parser("jar-path", help="print the path of the spark-kpl jar")
     extract = commands.add_parser(
         "extract-native",
-        help="place the KPL's native daemon where executors look for it (for bootstrap actions)",
+        help="place the KPL's native daemon where executors look for it (for bootstrap actions);"
+        " runs the jar's own placement in a JVM",
     )
     extract.add_argument("--dir", help="folder to place it in (default: the executors' default)")
     extract.add_argument("--jar", help="the spark-kpl jar to take it from (default: jar-path)")

@@ -39,9 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A complete, genuine file is guaranteed by the order of the steps, not by the lock: a unique temp
  * file beside the target, fsync, its SHA-256 checked against the bundled daemon's, chmod 0700, atomic
  * rename, fsync of the folder. Readers see either no file, an old file (checked by hash before use) or
- * the whole new one. The lock file {@code <dir>/.lock} only stops processes writing 86 MB in parallel:
- * Python's {@code filelock} (flock) and Java's {@code FileChannel.lock} (fcntl) do not exclude each other
- * on Linux, and a lock held for too long is given up on rather than waited for.
+ * the whole new one. The lock file {@code <dir>/.lock} only stops processes writing 86 MB in parallel,
+ * and a lock held for too long is given up on rather than waited for.
  */
 final class DaemonPlacement {
 
