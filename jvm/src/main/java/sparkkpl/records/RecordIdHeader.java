@@ -33,30 +33,24 @@ public final class RecordIdHeader implements Serializable {
     private static final long serialVersionUID = 2L;
     static final byte[] MAGIC = {'S', 'K', 'R', 2};
 
-    /** The header's fields in order, as {@link Task#prefix} writes them; numbers are signed, the rest raw bytes. */
+    /** The header's fields in order, as {@link Task#prefix} writes them. */
     public enum Field {
         MAGIC(4, false), WRITE_ID(16, false), BATCH_ID(8, true), PARTITION(4, true), DIGEST(12, false),
         OCCURRENCE(4, true);
 
-        private final int bytes;
-        private final boolean number;
+        /** How many bytes the field takes. */
+        public final int bytes;
+        /** Whether it is a signed big-endian number; otherwise raw bytes. */
+        public final boolean number;
 
         Field(int bytes, boolean number) {
             this.bytes = bytes;
             this.number = number;
         }
-
-        public int bytes() {
-            return bytes;
-        }
-
-        public boolean isNumber() {
-            return number;
-        }
     }
 
-    public static final int SIZE = Arrays.stream(Field.values()).mapToInt(Field::bytes).sum();
-    static final int DIGEST_BYTES = Field.DIGEST.bytes();
+    public static final int SIZE = Arrays.stream(Field.values()).mapToInt(field -> field.bytes).sum();
+    static final int DIGEST_BYTES = Field.DIGEST.bytes;
 
     private final UUID writeId;
 

@@ -28,8 +28,8 @@ public final class SinkFacts {
         String metrics = Arrays.stream(WriteMetric.values()).map(metric -> quoted(metric.key()))
             .collect(Collectors.joining(", ", "[", "]"));
         String fields = Arrays.stream(RecordIdHeader.Field.values())
-            .map(field -> "{\"name\": " + quoted(field.name().toLowerCase(Locale.ROOT)) + ", \"bytes\": " + field.bytes()
-                + ", \"number\": " + field.isNumber() + "}")
+            .map(field -> "{\"name\": " + quoted(field.name().toLowerCase(Locale.ROOT)) + ", \"bytes\": " + field.bytes
+                + ", \"number\": " + field.number + "}")
             .collect(Collectors.joining(",\n      ", "[\n      ", "\n    ]"));
         return "{\n"
             + "  \"generated\": \"by scripts/gen-docs.sh from the JVM declarations; do not edit\",\n"

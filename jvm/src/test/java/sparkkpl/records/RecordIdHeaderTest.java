@@ -63,10 +63,10 @@ public class RecordIdHeaderTest {
         ByteBuffer header = ByteBuffer.wrap(HEADER.forTask(7, 3).prefix("s", "k", null, new byte[0]));
         Map<RecordIdHeader.Field, Long> numbers = new EnumMap<>(RecordIdHeader.Field.class);
         for (RecordIdHeader.Field field : RecordIdHeader.Field.values()) {
-            if (field.isNumber()) {
-                numbers.put(field, field.bytes() == Long.BYTES ? header.getLong() : header.getInt());
+            if (field.number) {
+                numbers.put(field, field.bytes == Long.BYTES ? header.getLong() : header.getInt());
             } else {
-                header.position(header.position() + field.bytes());
+                header.position(header.position() + field.bytes);
             }
         }
         assertEquals(Map.of(RecordIdHeader.Field.BATCH_ID, 7L, RecordIdHeader.Field.PARTITION, 3L,
