@@ -1,5 +1,5 @@
-"""The option reference and the config example are generated from the JVM declarations and must
-match them, so the docs cannot drift from the code."""
+"""The option reference, the config example and the Python package's sink_facts.json are generated
+from the JVM declarations and must match them, so neither the docs nor Python can drift from the code."""
 
 from __future__ import annotations
 
@@ -13,19 +13,20 @@ import spark_kpl
 REPO = Path(__file__).resolve().parents[1]
 
 
-def generated(format_name: str) -> str:
+def generated(*tool: str) -> str:
     import pyspark
 
     spark_jars = Path(pyspark.__file__).parent / "jars"
     return subprocess.run(
-        ["java", "-cp", f"{spark_kpl.jar_path()}:{spark_jars}/*", "sparkkpl.tools.OptionReference", format_name],
+        ["java", "-cp", f"{spark_kpl.jar_path()}:{spark_jars}/*", f"sparkkpl.tools.{tool[0]}", *tool[1:]],
         check=True, capture_output=True, text=True, timeout=120).stdout
 
 
-@pytest.mark.parametrize("format_name, committed", [
-    ("markdown", "docs/options.md"),
-    ("conf", "conf/spark-defaults.conf.example"),
+@pytest.mark.parametrize("tool, committed", [
+    (("OptionReference", "markdown"), "docs/options.md"),
+    (("OptionReference", "conf"), "conf/spark-defaults.conf.example"),
+    (("SinkFacts",), "python/spark_kpl/sink_facts.json"),
 ])
-def test_committed_reference_matches_the_declarations(format_name, committed):
-    assert (REPO / committed).read_text() == generated(format_name), \
+def test_committed_file_matches_the_declarations(tool, committed):
+    assert (REPO / committed).read_text() == generated(*tool), \
         f"{committed} is stale: run scripts/gen-docs.sh"

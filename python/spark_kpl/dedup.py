@@ -30,11 +30,23 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import NamedTuple
+from typing import Any, Dict, NamedTuple
 
-MAGIC = b"SKR\x02"
-HEADER_SIZE = 48
-_LAYOUT = struct.Struct(">4s16sqi12si")
+from spark_kpl._facts import RECORD_ID
+
+MAGIC = bytes.fromhex(RECORD_ID["magic"])
+HEADER_SIZE: int = RECORD_ID["size"]
+
+
+def _struct_code(field: Dict[str, Any]) -> str:
+    """The JVM writes numbers as signed big-endian ints and longs, everything else as raw bytes."""
+    if field["number"]:
+        return {4: "i", 8: "q"}[field["bytes"]]
+    return f"{field['bytes']}s"
+
+
+_FIELD_NAMES = [field["name"] for field in RECORD_ID["fields"]]
+_LAYOUT = struct.Struct(">" + "".join(_struct_code(field) for field in RECORD_ID["fields"]))
 #: Version 1 (spark-kpl before content ids): a row number in the partition.
 _MAGIC_V1, _HEADER_SIZE_V1, _LAYOUT_V1 = b"SKR\x01", 40, struct.Struct(">4s16sqiq")
 
@@ -72,8 +84,9 @@ def record_id(data: bytes) -> RecordId:
     """
     size = _header_size(data)
     if size == HEADER_SIZE:
-        _, write_id, batch_id, partition, content, occurrence = _LAYOUT.unpack_from(data)
-        return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, content, occurrence)
+        fields = dict(zip(_FIELD_NAMES, _LAYOUT.unpack_from(data)))
+        return RecordId(uuid.UUID(bytes=fields["write_id"]), fields["batch_id"], fields["partition"], fields["digest"],
+                        fields["occurrence"])
     if size == _HEADER_SIZE_V1:
         _, write_id, batch_id, partition, row = _LAYOUT_V1.unpack_from(data)
         return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row.to_bytes(8, "big"), 0)

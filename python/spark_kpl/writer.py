@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
+from spark_kpl._facts import METRICS, SINK_COLUMNS
 from spark_kpl.errors import translated
 
 if TYPE_CHECKING:
@@ -17,10 +18,10 @@ ColumnLike = Union[str, "Column"]
 
 #: The sink's column for each column argument of :func:`write`.
 _SINK_COLUMNS = {
-    "data": "data",
-    "partition_key": "partitionKey",
-    "explicit_hash_key": "explicitHashKey",
-    "target_stream": "streamName",
+    "data": SINK_COLUMNS["DATA"],
+    "partition_key": SINK_COLUMNS["PARTITION_KEY"],
+    "explicit_hash_key": SINK_COLUMNS["EXPLICIT_HASH_KEY"],
+    "target_stream": SINK_COLUMNS["STREAM_NAME"],
 }
 
 
@@ -158,7 +159,7 @@ def write(
     arguments = {"partition_key": partition_key, "explicit_hash_key": explicit_hash_key,
                  "target_stream": target_stream}
     if not serializes_row:
-        arguments["data"] = "data" if data is None else data
+        arguments["data"] = _SINK_COLUMNS["data"] if data is None else data
     columns = [
         _to_column(value, argument).alias(_SINK_COLUMNS[argument])
         for argument, value in arguments.items()
@@ -176,7 +177,8 @@ def write(
         (df.select(*columns).write.format("kpl").options(**java_options).option(_WRITE_ID_OPTION, write_id)
          .mode("append").save())
     (figures,) = _report(spark, "writeResult", {"writeId": write_id})
-    return WriteResult(**{name: int(figures[name]) for name in WriteResult.__dataclass_fields__})
+    # Every metric the JVM reports, so that one WriteResult lacks fails here instead of vanishing.
+    return WriteResult(**{name: int(figures[name]) for name in METRICS})
 
 
 Serializer = Callable[[Any], Union[bytes, bytearray, str]]
@@ -249,10 +251,11 @@ def write_rdd(
 
     spark = SparkSession.builder.getOrCreate()
     rows = rdd.mapPartitionsWithIndex(_to_record_rows(serializer, partition_key))
+    data_column, key_column = _SINK_COLUMNS["data"], _SINK_COLUMNS["partition_key"]
     if partition_key is None:
-        return write(spark.createDataFrame(rows, "data binary"), stream, **options)
-    frame = spark.createDataFrame(rows, "data binary, partitionKey string")
-    return write(frame, stream, partition_key="partitionKey", **options)
+        return write(spark.createDataFrame(rows, f"{data_column} binary"), stream, **options)
+    frame = spark.createDataFrame(rows, f"{data_column} binary, {key_column} string")
+    return write(frame, stream, partition_key=key_column, **options)
 
 
 def _per_producer(rows: List["Row"]) -> List[Dict[str, Any]]:

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.UUID;
 
 /**
@@ -31,10 +32,32 @@ import java.util.UUID;
 public final class RecordIdHeader implements Serializable {
     private static final long serialVersionUID = 2L;
     static final byte[] MAGIC = {'S', 'K', 'R', 2};
-    static final int SIZE = 48;
-    static final int DIGEST_BYTES = 12;
+
+    /** The header's fields in order, as {@link Task#prefix} writes them. */
+    public enum Field {
+        MAGIC(4, false), WRITE_ID(16, false), BATCH_ID(8, true), PARTITION(4, true), DIGEST(12, false),
+        OCCURRENCE(4, true);
+
+        /** How many bytes the field takes. */
+        public final int bytes;
+        /** Whether it is a signed big-endian number; otherwise raw bytes. */
+        public final boolean number;
+
+        Field(int bytes, boolean number) {
+            this.bytes = bytes;
+            this.number = number;
+        }
+    }
+
+    public static final int SIZE = Arrays.stream(Field.values()).mapToInt(field -> field.bytes).sum();
+    static final int DIGEST_BYTES = Field.DIGEST.bytes;
 
     private final UUID writeId;
+
+    /** The magic and version every header starts with. */
+    public static byte[] magic() {
+        return MAGIC.clone();
+    }
 
     /** @param writeId Spark's write or query id; a UUID, else hashed into one */
     public RecordIdHeader(String writeId) {

@@ -8,8 +8,10 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.Test;
 
@@ -53,6 +55,23 @@ public class RecordIdHeaderTest {
         header.position(44);
         assertEquals("first of its kind", 0, header.getInt());
         assertEquals("data", new String(prefixed, RecordIdHeader.SIZE, 4, StandardCharsets.UTF_8));
+    }
+
+    /** Python reads headers by the declared fields (through sink_facts.json), so they must be what prefix writes. */
+    @Test
+    public void theDeclaredFieldsAreWherePrefixWritesThem() {
+        ByteBuffer header = ByteBuffer.wrap(HEADER.forTask(7, 3).prefix("s", "k", null, new byte[0]));
+        Map<RecordIdHeader.Field, Long> numbers = new EnumMap<>(RecordIdHeader.Field.class);
+        for (RecordIdHeader.Field field : RecordIdHeader.Field.values()) {
+            if (field.number) {
+                numbers.put(field, field.bytes == Long.BYTES ? header.getLong() : header.getInt());
+            } else {
+                header.position(header.position() + field.bytes);
+            }
+        }
+        assertEquals(Map.of(RecordIdHeader.Field.BATCH_ID, 7L, RecordIdHeader.Field.PARTITION, 3L,
+            RecordIdHeader.Field.OCCURRENCE, 0L), numbers);
+        assertEquals(RecordIdHeader.SIZE, header.position());
     }
 
     @Test
