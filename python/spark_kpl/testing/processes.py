@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, List
+from typing import Iterable, Iterator, List, Tuple
 
 
 def _stat(pid: int) -> List[str]:
@@ -13,12 +13,8 @@ def _stat(pid: int) -> List[str]:
     return [raw[raw.index("(") + 1:raw.rindex(")")]] + raw[raw.rindex(")") + 2:].split()
 
 
-def live_children(parent: int, name: str) -> List[int]:
-    """Pids of ``parent``'s running (not zombie) children whose command name starts with ``name``.
-
-    The kernel truncates command names to 15 characters, so ``name`` should be a prefix of that.
-    """
-    found = []
+def _live_processes() -> Iterator[Tuple[int, str, int]]:
+    """(pid, command name, parent pid) of every process not a zombie."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -26,9 +22,38 @@ def live_children(parent: int, name: str) -> List[int]:
             command, state, ppid = _stat(int(entry.name))[:3]
         except (OSError, ValueError, IndexError):
             continue
-        if int(ppid) == parent and state != "Z" and command.startswith(name[:15]):
-            found.append(int(entry.name))
-    return sorted(found)
+        if state != "Z":
+            yield int(entry.name), command, int(ppid)
+
+
+def live_children(parent: int, name: str) -> List[int]:
+    """Pids of ``parent``'s running (not zombie) children whose command name starts with ``name``.
+
+    The kernel truncates command names to 15 characters, so ``name`` should be a prefix of that.
+    """
+    return sorted(pid for pid, command, ppid in _live_processes()
+                  if ppid == parent and command.startswith(name[:15]))
+
+
+def running_from(folder: Path) -> List[int]:
+    """Pids of every live process whose binary lies in ``folder``, whoever its parent is now (a daemon
+    its JVM left behind belongs to init)."""
+    return sorted(pid for pid, _, _ in _live_processes() if _runs_from(pid, folder))
+
+
+def _runs_from(pid: int, folder: Path) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/exe").startswith(f"{folder}{os.sep}")
+    except OSError:
+        return False  # exited meanwhile, or not ours to read
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of ``pid`` now; 0 once it has exited."""
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def age_seconds(pid: int) -> float:
@@ -41,12 +66,5 @@ def age_seconds(pid: int) -> float:
 def daemons_placed_in(parents: Iterable[int], folder: Path) -> List[int]:
     """Pids of the running KPL daemons, children of ``parents``, whose binary lies in ``folder``
     (a write's own ``nativeDir`` tells its daemons from those of other writes)."""
-    found = []
-    for parent in parents:
-        for daemon in live_children(parent, "kinesis_producer"):
-            try:
-                if os.readlink(f"/proc/{daemon}/exe").startswith(f"{folder}{os.sep}"):
-                    found.append(daemon)
-            except OSError:
-                pass  # it exited meanwhile
-    return found
+    return [daemon for parent in parents for daemon in live_children(parent, "kinesis_producer")
+            if _runs_from(daemon, folder)]
