@@ -531,8 +531,14 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
               + (", ".join(flagged) if flagged else "none") + ".", "",
               "Rows that break what their fault must lead to (the script checks each: the outcome expected of "
               "it, every duplicate detectable, and a write that reports success missing exactly the records it "
-              "dead-lettered, no other): " + ("; ".join(broken) if broken else "none") + ".", ""]
+              "dead-lettered, no other): " + ("; ".join(broken) if broken else "none") + ".", "",
+              SOAK_POINTER, ""]
     return "\n".join(lines)
+
+
+#: The long-running counterpart of these scenarios, which has a generated report of its own.
+SOAK_POINTER = ("Faults that come and go for 20 minutes under a streaming query held at Kinesis's quota, with "
+                "memory per minute: [soak.md](soak.md), from `scripts/soak.sh`.")
 
 
 def session(master: str, conf: Dict[str, str]):
