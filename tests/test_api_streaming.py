@@ -66,3 +66,18 @@ def test_checkpoint_location_is_refused_for_a_batch_write(spark, kinesis, stream
     with pytest.raises(IllegalArgumentException, match="'checkpointLocation' is for df.writeStream"):
         rows.write.format("kpl").option("streamName", stream).option("checkpointLocation", str(tmp_path)) \
             .options(**kinesis.kpl_options()).mode("append").save()
+
+
+def test_a_named_query_writes_every_record_once(spark, kinesis, stream, tmp_path):
+    """writeStream.queryName(...) reaches the sink as an option named queryName: taken, not refused."""
+    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
+    os.makedirs(source)
+    for number in range(2):
+        add_file(source, number)
+    query = (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(source)
+             .writeStream.queryName("orders_to_kinesis").format("kpl").option("checkpointLocation", checkpoint)
+             .option("streamName", stream).options(**kinesis.kpl_options()).trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert query.exception() is None
+    assert query.name == "orders_to_kinesis"
+    assert sorted(r.data for r in kinesis.read_records(stream)) == expected(range(2))

@@ -62,6 +62,9 @@ public enum SinkOption {
     CHECKPOINT_LOCATION("checkpointLocation", null,
         "Structured Streaming: the query's checkpoint, passed on by Spark from writeStream's option; the sink "
             + "keeps its last delivered micro-batch under it, so a batch Spark replays after a restart is not re-sent."),
+    QUERY_NAME("queryName", null,
+        "Structured Streaming: the query's name, passed on by Spark from writeStream.queryName(...); the sink's "
+            + "log lines about the query's micro-batches name it."),
     AGGREGATION("aggregation", "executor",
         "Who builds the KPL's aggregated records. executor: the task builds them itself, per target shard "
             + "(docs/aggregation.md), and the KPL sends each as one Kinesis record; AggregationMaxSize sizes them, and "
@@ -145,11 +148,11 @@ public enum SinkOption {
     }
 
     /**
-     * Whether it may be a {@code spark.kpl.*} key. A query's checkpoint may not: one set for the
-     * whole session would make every streaming query share it (and fail every batch write).
+     * Whether it may be a {@code spark.kpl.*} key. What names one query may not: a checkpoint set for
+     * the whole session would make every streaming query share it (and fail every batch write).
      */
     public boolean isConfigKey() {
-        return !isInternal() && this != CHECKPOINT_LOCATION;
+        return !isInternal() && this != CHECKPOINT_LOCATION && this != QUERY_NAME;
     }
 
     static Optional<SinkOption> byName(String name) {

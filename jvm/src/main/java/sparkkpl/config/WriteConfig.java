@@ -56,8 +56,8 @@ public final class WriteConfig implements Serializable {
                 String name = key.substring(SinkOption.CONF_PREFIX.length());
                 SinkOption.byName(name).filter(option -> !option.isConfigKey()).ifPresent(option -> {
                     throw new IllegalArgumentException("Spark config key '" + key + "' is not taken: '"
-                        + option.optionName() + "' belongs to one query, so it is an option only (for a streaming "
-                        + "query, writeStream's own checkpointLocation option)");
+                        + option.optionName() + "' belongs to one query, so it is an option only (writeStream's "
+                        + "own option, or .queryName for the name)");
                 });
                 put(sink, kpl, name, value, "Spark config key '" + key + "'");
             }

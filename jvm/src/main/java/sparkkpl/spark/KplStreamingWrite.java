@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.config.SinkOption;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
 
@@ -24,10 +25,13 @@ final class KplStreamingWrite implements StreamingWrite {
 
     private final WritePlan plan;
     private final CommittedBatches committed;
+    /** How log lines name the query: by the name writeStream gave it, if any. */
+    private final String query;
 
     KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
         this.plan = plan;
         this.committed = committed;
+        this.query = plan.config().get(SinkOption.QUERY_NAME).map(name -> "query '" + name + "'").orElse("the query");
     }
 
     /** Called for each micro-batch, so it reads the last committed batch afresh. */
@@ -56,12 +60,13 @@ final class KplStreamingWrite implements StreamingWrite {
             throw new UncheckedIOException("Recording micro-batch " + batchId + " as committed in "
                 + committed.directory(), e);
         }
-        LOG.info("Kinesis micro-batch {} committed: {}", batchId, total.toMap());
+        LOG.info("Kinesis micro-batch {} of {} committed: {}", batchId, query, total.toMap());
     }
 
     @Override
     public void abort(long batchId, WriterCommitMessage[] messages) {
-        LOG.warn("Kinesis micro-batch {} aborted; records its committed tasks sent remain in the stream", batchId);
+        LOG.warn("Kinesis micro-batch {} of {} aborted; records its committed tasks sent remain in the stream", batchId,
+            query);
     }
 
     private static final class Factory implements StreamingDataWriterFactory {
