@@ -30,6 +30,7 @@ from typing import Dict, Iterable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spark_kpl.testing._env import apply_loopback_env  # noqa: E402
+from spark_kpl.testing.processes import descendants  # noqa: E402
 
 apply_loopback_env()
 
@@ -44,25 +45,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def descendants(pid: int) -> Dict[int, str]:
-    parents: Dict[int, tuple] = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        parents[int(entry)] = (int(raw.rsplit(")", 1)[1].split()[1]), raw[raw.index("(") + 1:raw.rindex(")")])
-    found, stack = {}, [pid]
-    while stack:
-        parent = stack.pop()
-        for child, (ppid, name) in parents.items():
-            if ppid == parent:
-                found[child] = name
-                stack.append(child)
-    return found
 
 
 #: JVM threads by kind, from the thread names the JVM, Spark and the KPL give them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator, List, Tuple
+from typing import Dict, Iterable, Iterator, List, Tuple
 
 
 def _stat(pid: int) -> List[str]:
@@ -33,6 +33,20 @@ def live_children(parent: int, name: str) -> List[int]:
     """
     return sorted(pid for pid, command, ppid in _live_processes()
                   if ppid == parent and command.startswith(name[:15]))
+
+
+def descendants(root: int) -> Dict[int, str]:
+    """Every live process below ``root`` (children, their children, ...): pid -> command name."""
+    table = list(_live_processes())
+    found: Dict[int, str] = {}
+    parents = [root]
+    while parents:
+        parent = parents.pop()
+        for pid, command, ppid in table:
+            if ppid == parent and pid not in found:
+                found[pid] = command
+                parents.append(pid)
+    return found
 
 
 def running_from(folder: Path) -> List[int]:
