@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shlex
 import shutil
 import signal
@@ -29,14 +28,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
+
+from spark_kpl_testing import host
+from spark_kpl_testing.env import loopback_env, python_path
+from spark_kpl_testing.processes import descendants, rss_bytes, stop_process_tree
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from spark_kpl.testing._env import loopback_env  # noqa: E402
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1 << 20
 ID_DIGITS = 10
 #: Same for every mode: records wait in the KPL far longer than its 30 s default TTL when unbounded.
@@ -53,7 +51,7 @@ MODES: Dict[str, Dict[str, str]] = {
 
 
 def child(spec: Dict[str, Any]) -> int:
-    from spark_kpl.testing._env import apply_loopback_env
+    from spark_kpl_testing.env import apply_loopback_env
 
     apply_loopback_env()
     from pyspark.sql import SparkSession
@@ -89,78 +87,7 @@ def child(spec: Dict[str, Any]) -> int:
     return 0
 
 
-# -- /proc ------------------------------------------------------------------------------------
-
-
-def _ps_table() -> Dict[int, Tuple[int, str]]:
-    """pid -> (ppid, command name) for every process."""
-    table = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                raw = f.read().decode("utf-8", "replace")
-            close = raw.rindex(")")
-            table[int(entry.name)] = (int(raw[close + 2:].split(None, 3)[1]), raw[raw.index("(") + 1:close])
-        except (OSError, ValueError, IndexError):
-            continue
-    return table
-
-
-def descendants(root: int) -> Dict[int, str]:
-    """pid -> command name of every live process under ``root`` (not ``root`` itself)."""
-    table = _ps_table()
-    children: Dict[int, List[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = {}, [root]
-    while todo:
-        for kid in children.get(todo.pop(), []):
-            found[kid] = table[kid][1]
-            todo.append(kid)
-    return found
-
-
-def rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * PAGE
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def kill_tree(root: "subprocess.Popen[bytes]", grace: float = 10.0) -> None:
-    """SIGTERM the child Python (spark.stop, JVM exit), then SIGKILL whatever is left, pid by pid."""
-    pids = set(descendants(root.pid))
-    if root.poll() is None:
-        root.send_signal(signal.SIGTERM)
-        try:
-            root.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    pids |= set(descendants(root.pid)) if root.poll() is None else set()
-    for pid in sorted(pids) + [root.pid]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        root.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-
-
 # -- the parent -------------------------------------------------------------------------------
-
-
-def machine() -> Dict[str, Any]:
-    meminfo = Path("/proc/meminfo").read_text().split("\n")
-    total_kib = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:"))
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().split("\n")
-                if line.startswith("model name")), platform.processor())
-    return {"nproc": os.cpu_count(), "cpu": cpu, "memory_mib": total_kib // 1024,
-            "kernel": platform.release(), "python": platform.python_version()}
 
 
 def load() -> List[float]:
@@ -195,18 +122,18 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
             if time.monotonic() - started > timeout:
                 raise TimeoutError(f"run {spec['stream']} took over {timeout:.0f}s")
             tree = descendants(proc.pid)
-            jvm = sum(rss(p) for p, name in tree.items() if name == "java")
-            daemon_pids = [p for p, name in tree.items() if name.startswith("kinesis_produce")]
+            jvm = sum(rss_bytes(p) for p, found in tree.items() if found.command == "java")
+            daemon_pids = [p for p, found in tree.items() if found.command.startswith("kinesis_produce")]
             daemons_seen.update(daemon_pids)
-            daemon = sum(rss(p) for p in daemon_pids)
+            daemon = sum(rss_bytes(p) for p in daemon_pids)
             peak["jvm"] = max(peak["jvm"], jvm)
             peak["daemon"] = max(peak["daemon"], daemon)
             peak["total"] = max(peak["total"], jvm + daemon)
-            peak["python"] = max(peak["python"], rss(proc.pid))
+            peak["python"] = max(peak["python"], rss_bytes(proc.pid))
             samples += 1
             time.sleep(interval)
     finally:
-        kill_tree(proc)
+        stop_process_tree(proc, 10)  # TERM first: the child's spark.stop() and JVM exit
         reader.join(5)
     done = next((line for line in lines if line.get("event") == "done"), None)
     if proc.returncode != 0 or done is None:
@@ -313,7 +240,7 @@ def save(runs: List[Dict[str, Any]], meta: Dict[str, Any], out: Path, planned: i
 
 def parent(args: argparse.Namespace) -> int:
     import spark_kpl
-    from spark_kpl.testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
+    from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -323,7 +250,7 @@ def parent(args: argparse.Namespace) -> int:
     shutil.copy2(spark_kpl.jar_path(), jar)
     env = loopback_env()
     env["SPARK_KPL_JAR"] = str(jar)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = python_path()
     log = workdir / "children.log"
     modes = args.modes.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -332,7 +259,7 @@ def parent(args: argparse.Namespace) -> int:
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
                                      text=True).stdout.strip(),
-        "jar": str(spark_kpl.jar_path()), "machine": machine(), "load_start": load(),
+        "jar": str(spark_kpl.jar_path()), "machine": host.facts(), "load_start": load(),
         "record_bytes": args.record_bytes, "shards": args.shards,
         "shard_mib_per_second": args.shard_limit_share * KINESIS_SHARD_BYTES_PER_SECOND / MIB,
         "shard_records_per_second": args.shard_limit_share * 1000,

@@ -27,10 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Dict, Iterable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from spark_kpl.testing._env import apply_loopback_env  # noqa: E402
-from spark_kpl.testing.processes import descendants  # noqa: E402
+from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
+from spark_kpl_testing.processes import alive, cpu_seconds, descendants, threads  # noqa: E402
 
 apply_loopback_env()
 
@@ -39,12 +37,6 @@ OWNERS = (("sparkkpl/shaded/software/amazon/kinesis/producer", "KPL (Java side)"
           ("sparkkpl/shaded/com/google/protobuf", "KPL (Java side)"),
           ("sparkkpl/shaded", "libraries the sink bundles"), ("sparkkpl/", "the sink"),
           ("org/apache/spark", "Spark"), ("scala/", "Spark"))
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 #: JVM threads by kind, from the thread names the JVM, Spark and the KPL give them.
@@ -56,16 +48,9 @@ THREAD_KINDS = (("Executor task launch", "Spark tasks (the sink's row path)"), (
 def thread_cpu_seconds(pid: int) -> Dict[str, float]:
     """CPU seconds of each thread of a process, by kind of thread (see THREAD_KINDS)."""
     spent: Dict[str, float] = collections.defaultdict(float)
-    for thread in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{thread}/stat") as f:
-                raw = f.read()
-        except OSError:
-            continue  # the thread ended
-        name = raw[raw.index("(") + 1:raw.rindex(")")]
-        kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix[:15])), "other")
-        fields = raw.rsplit(")", 1)[1].split()
-        spent[kind] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for thread in threads(pid).values():
+        kind = next((k for prefix, k in THREAD_KINDS if thread.command.startswith(prefix[:15])), "other")
+        spent[kind] += thread.cpu_ticks / os.sysconf("SC_CLK_TCK")
     return spent
 
 
@@ -121,7 +106,7 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     import spark_kpl
-    from spark_kpl.testing.endpoint import KinesisEndpoint
+    from spark_kpl_testing.endpoint import KinesisEndpoint
 
     from throughput import KPL_TUNING, records_df
 
@@ -135,7 +120,7 @@ def main() -> int:
             rows.count()
             for _ in range(args.warm_writes):
                 spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
-            processes = descendants(os.getpid())
+            processes = {pid: found.command for pid, found in descendants(os.getpid()).items()}
             jvm = next(pid for pid, name in processes.items() if name == "java")
             perf = None
             if args.perf:
@@ -154,7 +139,7 @@ def main() -> int:
                     perf.wait()
             ended = time.time()
             seconds = ended - started
-            spent = {pid: cpu_seconds(pid) - before[pid] for pid in before if os.path.exists(f"/proc/{pid}")}
+            spent = {pid: cpu_seconds(pid) - before[pid] for pid in before if alive(pid)}
             by_thread = {kind: cpu - threads_before.get(kind, 0.0) for kind, cpu in thread_cpu_seconds(jvm).items()}
             own = cpu_seconds(os.getpid()) - own_before
             # The JVM outlives spark.stop() (it goes with this process): take the recording now.

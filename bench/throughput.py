@@ -23,7 +23,6 @@ import functools
 import json
 import operator
 import os
-import platform
 import shutil
 import signal
 import statistics
@@ -36,7 +35,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from spark_kpl._jar import JAR_NAME
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
+from spark_kpl_testing import host
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
+from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.processes import cpu_seconds, descendants, process_stat, stop_process_tree
 
 apply_loopback_env()
 
@@ -244,23 +246,6 @@ def child(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ orchestrator
 
-
-def _proc_table() -> Dict[int, tuple]:
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                raw = f.read()
-            name = raw[raw.index("(") + 1:raw.rindex(")")]
-            fields = raw[raw.rindex(")") + 2:].split()
-            table[int(entry)] = (name, int(fields[1]), int(fields[21]) * os.sysconf("SC_PAGE_SIZE"))
-        except (OSError, ValueError, IndexError):
-            continue
-    return table
-
-
 class TreeSampler(threading.Thread):
     """Peak summed RSS of a process and all its descendants, by kind (java / kinesis_producer / python)."""
 
@@ -273,23 +258,14 @@ class TreeSampler(threading.Thread):
 
     def run(self) -> None:
         while not self._stop_event.is_set():
-            table = _proc_table()
-            children: Dict[int, List[int]] = {}
-            for pid, (_, ppid, _) in table.items():
-                children.setdefault(ppid, []).append(pid)
-            stack = [self.pid]
             kinds: Dict[str, int] = {}
-            while stack:
-                pid = stack.pop()
-                if pid in table:
-                    name, _, rss = table[pid]
-                    kind = "daemon" if name.startswith("kinesis_produc") else (
-                        "jvm" if name == "java" else "python" if name.startswith("python") else None)
-                    # Anything else is a fork between fork() and exec() (named after the forking
-                    # thread), sharing its parent's pages: counting it would count the parent twice.
-                    if kind:
-                        kinds[kind] = kinds.get(kind, 0) + rss
-                stack.extend(children.get(pid, []))
+            for process in [*filter(None, [process_stat(self.pid)]), *descendants(self.pid).values()]:
+                kind = "daemon" if process.command.startswith("kinesis_produc") else (
+                    "jvm" if process.command == "java" else "python" if process.command.startswith("python") else None)
+                # Anything else is a fork between fork() and exec() (named after the forking
+                # thread), sharing its parent's pages: counting it would count the parent twice.
+                if kind:
+                    kinds[kind] = kinds.get(kind, 0) + process.rss_bytes
             total = sum(kinds.values())
             if total > self.peak_total:
                 self.peak_total = total
@@ -302,27 +278,8 @@ class TreeSampler(threading.Thread):
         self.join(5)
 
 
-def _cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, int]:
     return {k: after[k] - before[k] for k in ENDPOINT_COUNTERS}
-
-
-def stop_group(proc: subprocess.Popen) -> None:
-    """Stop the child's whole process group (JVM, KPL daemon, Python workers), politely first."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(10)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def run_process(command: List[str], log: Path, timeout: float,
@@ -338,7 +295,7 @@ def run_process(command: List[str], log: Path, timeout: float,
         err.write(f"\n=== {' '.join(command)}\n".encode())
         err.flush()
         env = loopback_env()
-        env["SPARK_LOCAL_IP"] = "127.0.0.1"  # Spark binds loopback only
+        env["SPARK_LOCAL_IP"] = LOOPBACK  # Spark binds loopback only
         env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.PIPE, cwd=ROOT, start_new_session=True)
@@ -349,11 +306,11 @@ def run_process(command: List[str], log: Path, timeout: float,
 
         def expire() -> None:
             expired.set()
-            stop_group(proc)
+            stop_process_tree(proc, 10)
 
         deadline = threading.Timer(timeout, expire)
         deadline.start()
-        cpu0 = _cpu_seconds()
+        cpu0 = cpu_seconds(os.getpid())
         runs: List[Dict[str, Any]] = []
         notes: Dict[str, Any] = {}
         before: Optional[Dict[str, Any]] = None
@@ -379,24 +336,18 @@ def run_process(command: List[str], log: Path, timeout: float,
         finally:
             deadline.cancel()
             sampler.stop()
-            stop_group(proc)
+            stop_process_tree(proc, 10)
     return {"returncode": proc.returncode, "runs": runs, **notes, "process_seconds": time.time() - started,
-            "timed_out": expired.is_set(), "endpoint_cpu_seconds": _cpu_seconds() - cpu0,
+            "timed_out": expired.is_set(), "endpoint_cpu_seconds": cpu_seconds(os.getpid()) - cpu0,
             "peak_rss_bytes": sampler.peak_total, "peak_rss_by_kind": sampler.peak_by_kind,
             "started": started}
 
 
 def machine() -> Dict[str, Any]:
-    mem = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            key, value = line.split(":", 1)
-            if key in ("MemTotal", "MemAvailable"):
-                mem[key] = value.strip()
+    """The host, with the versions of everything measured."""
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     import pyspark
-    return {"nproc": os.cpu_count(), "memory": mem, "kernel": platform.release(),
-            "loadavg_start": os.getloadavg(), "python": platform.python_version(), "java": java,
+    return {**host.facts(), "java": java,
             "spark": pyspark.__version__, "kpl": f"1.0.9 (amazon-kinesis-producer, shaded in {JAR_NAME})",
             "aiokpl": _version("aiokpl"), "boto3": _version("boto3")}
 
@@ -487,7 +438,7 @@ def main() -> int:
         return child(args)
     producers = args.producers or [p for p in PRODUCERS if not (args.skip_extras and p in EXTRA_PRODUCERS)]
 
-    from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
+    from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 
     def terminated(signum, frame):  # run the finally blocks: stop children and the endpoint
         raise SystemExit(f"signal {signum}")
@@ -507,17 +458,8 @@ def main() -> int:
     jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
     report["jar"] = {"path": str(JAR), "sha256": _sha256(jar)}
-    first_put: Dict[str, Optional[float]] = {"t": None}
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
     try:
-        put_records = endpoint._ops["PutRecords"]
-
-        def timed_put_records(payload):  # notes the first PutRecords arrival, for the cold start
-            if first_put["t"] is None:
-                first_put["t"] = time.time()
-            return put_records(payload)
-
-        endpoint._ops["PutRecords"] = timed_put_records
         native_dir = work / "native"
         native = subprocess.run([sys.executable, "-m", "spark_kpl", "extract-native", "--dir", str(native_dir),
                                  "--jar", str(jar)], env=loopback_env(), capture_output=True, text=True,
@@ -591,14 +533,15 @@ def main() -> int:
         for attempt in range(0 if args.skip_extras else 1):
             print(f"[{time.strftime('%H:%M:%S')}] cold start {attempt}", flush=True)
             cold_dir = work / f"cold-{attempt}"
-            first_put["t"] = None
+            endpoint.reset_counters()  # its first_put_at: when the cold start's first PutRecords arrived
             command = py + ["--producer", "coldstart", "--records", "1000", "--size", "100", "--options",
                             json.dumps({**sink_opts, "nativeDir": str(cold_dir)})]
             entry = run_process(command, log, timeout=600)
             entry.update(workload="cold_start", producer="sink", records=1000)
-            if entry["runs"] and first_put["t"] is not None:
-                entry["save_to_first_put_s"] = first_put["t"] - entry["runs"][0]["save_start"]
-                entry["process_start_to_first_put_s"] = first_put["t"] - entry["started"]
+            first_put = endpoint.first_put_at
+            if entry["runs"] and first_put is not None:
+                entry["save_to_first_put_s"] = first_put - entry["runs"][0]["save_start"]
+                entry["process_start_to_first_put_s"] = first_put - entry["started"]
             report["results"].append(entry)
             _save(report, out)
 
@@ -607,7 +550,7 @@ def main() -> int:
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-        report["machine"]["loadavg_end"] = os.getloadavg()
+        report["machine"]["loadavg_end"] = host.facts()["loadavg"]
         report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         _save(report, out)
     plot(report, out)
@@ -616,7 +559,7 @@ def main() -> int:
 
 def kinesis_mock_entry(py: List[str], log: Path, records: int) -> Dict[str, Any]:
     """The sink into kinesis-mock, for contrast: the emulator is the bottleneck there."""
-    from spark_kpl.testing.kinesis import LocalKinesis
+    from spark_kpl_testing.kinesis import LocalKinesis
 
     print(f"[{time.strftime('%H:%M:%S')}] kinesis-mock sink {records}", flush=True)
     with LocalKinesis(streams={STREAM: 4}) as kinesis:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds dist/spark_kpl-<version>-py3-none-any.whl carrying the jar (spark_kpl/jars/), from a
 # staging copy of python/, so the source tree never holds a copy of the jar that could go stale.
-# The test harness (spark_kpl.testing) is not part of the wheel.
+# The test harness is a package of its own (python/testing), not part of the wheel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
@@ -10,7 +10,7 @@ version=$(cat python/spark_kpl/VERSION)
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 cp -r python/pyproject.toml python/spark_kpl "$staging/"
-rm -rf "$staging/spark_kpl/testing" "$staging"/spark_kpl/__pycache__
+rm -rf "$staging"/spark_kpl/__pycache__
 mkdir -p "$staging/spark_kpl/jars" dist
 cp "build/libs/spark-kpl-$version.jar" "$staging/spark_kpl/jars/"
 rm -f "dist/spark_kpl-$version-"*.whl

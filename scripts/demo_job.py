@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from spark_kpl.testing._env import apply_loopback_env
+from spark_kpl_testing.env import apply_loopback_env
 
 apply_loopback_env()  # before the driver JVM starts, so it and the KPL daemon stay on loopback
 
@@ -18,8 +18,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 import spark_kpl  # noqa: E402
-from spark_kpl.testing.delivery import compare, warm_up  # noqa: E402
-from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
+from spark_kpl_testing.delivery import compare, warm_up  # noqa: E402
+from spark_kpl_testing.kinesis import LocalKinesis  # noqa: E402
 
 STREAM = "demo"
 

@@ -22,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# One venv per Spark line the jar supports; the package is installed editable into each.
+# One venv per Spark line the jar supports; the package and its test harness are installed editable into each.
 install_venv() {
   local venv="$1" requirements="$2"
   if [ ! -x "$venv/bin/python" ]; then
@@ -30,7 +30,7 @@ install_venv() {
     python3 -m venv "$venv"
   fi
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e python
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e python -e python/testing
 }
 install_venv .venv python/requirements-dev.txt
 for requirements in python/requirements-spark*.txt; do

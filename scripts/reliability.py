@@ -5,11 +5,11 @@
 Each scenario writes N records (``row-<i>`` padded to 100 bytes, keys ``key-<i % 101>``) with
 ``recordId=prefix`` from PySpark (``local[2,4]``: two task threads, and Spark's task retry -- up to 4
 attempts -- which plain ``local[2]`` turns off) through the real KPL to the project's own fault-injecting
-endpoint (:class:`spark_kpl.testing.endpoint.KinesisEndpoint`) on 127.0.0.1, then reads the stream back:
+endpoint (:class:`spark_kpl_testing.endpoint.KinesisEndpoint`) on 127.0.0.1, then reads the stream back:
 records out (total and distinct payloads), duplicates, whether every duplicate is detectable by its
 record id (the copies carry the same id), records missing, the task attempts that failed, and the
 outcome. The executor kill runs on a real standalone cluster (two worker JVMs); the streaming driver
-kill runs the query in a driver process of its own (spark_kpl.testing.streaming_driver). Each scenario
+kill runs the query in a driver process of its own (spark_kpl_testing.streaming_driver). Each scenario
 states the outcome its fault must lead to, and the script exits non-zero when a row breaks it or shows
 a loss: a write reporting success with records missing other than exactly its dead letters,
 undetectable duplicates, records reported written but absent, or unexpected records. Nothing in the
@@ -22,8 +22,8 @@ import argparse
 import base64
 import datetime as dt
 import json
+import math
 import os
-import platform
 import re
 import shutil
 import signal
@@ -37,20 +37,21 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
 
-from spark_kpl.testing._env import apply_loopback_env  # noqa: E402
+from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
 
 apply_loopback_env()
 
 import spark_kpl  # noqa: E402
 from spark_kpl import dedup  # noqa: E402
-from spark_kpl.testing.cluster import StandaloneCluster  # noqa: E402
-from spark_kpl.testing.delivery import kcl_view, wait_until_settled  # noqa: E402
-from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
-from spark_kpl.testing.kinesis import Record  # noqa: E402
-from spark_kpl.testing.processes import daemons_placed_in  # noqa: E402
-from spark_kpl.testing.streaming_driver import kill_between_sink_and_spark_commit, start_query  # noqa: E402
+from spark_kpl_testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl_testing.delivery import kcl_view, wait_until_settled  # noqa: E402
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
+from spark_kpl_testing.host import summary  # noqa: E402
+from spark_kpl_testing.polling import poll_until  # noqa: E402
+from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid  # noqa: E402
+from spark_kpl_testing.records import Record  # noqa: E402
+from spark_kpl_testing.streaming_driver import kill_between_sink_and_spark_commit, start_query  # noqa: E402
 
 MASTER = "local[2,4]"
 CLUSTER_WORKERS = 2
@@ -99,7 +100,7 @@ class ProcessFaults:
 
     def kill_daemon(self, _: KinesisEndpoint) -> None:
         """Kills the KPL daemon that the driver JVM (which runs local-mode tasks) runs from ``native_dir``."""
-        jvm = int(self.spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        jvm = driver_jvm_pid(self.spark)
         for daemon in daemons_placed_in([jvm], self.native_dir):
             os.kill(daemon, signal.SIGKILL)
 
@@ -382,11 +383,10 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     stop = threading.Event()
 
     def trigger() -> None:
-        while not stop.is_set():
-            if len(endpoint.records(stream)) >= scenario.trigger_after:  # user records, de-aggregated
-                scenario.during(endpoint)  # type: ignore[misc]
-                return
-            time.sleep(0.1)
+        reached = poll_until(lambda: stop.is_set() or len(endpoint.records(stream)) >= scenario.trigger_after,
+                             math.inf)  # user records, de-aggregated
+        if reached and not stop.is_set():
+            scenario.during(endpoint)  # type: ignore[misc]
 
     endpoint.reset_counters()
     watcher = threading.Thread(target=trigger, daemon=True) if scenario.during else None
@@ -463,27 +463,6 @@ def violations(scenario: Scenario, result: Dict[str, Any]) -> List[str]:
     return found
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kib = int(next(line for line in Path("/proc/meminfo").read_text().splitlines()
-                       if line.startswith("MemTotal")).split()[1])
-        mem = f", {kib / (1 << 20):.1f} GiB RAM"
-    except (OSError, StopIteration, ValueError):
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{platform.node()}: {cpu}, {os.cpu_count()} CPUs{mem}, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}; load average at start {load}")
-
-
 def cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -501,7 +480,7 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         f"Each scenario writes {count} records of 100 bytes in {PARTITIONS} Spark partitions (each row "
         f"taking {ROW_SLEEP_MS} ms to compute, so a write lasts seconds and faults meet it mid-way), with "
         "`recordId=prefix`, through the real KPL to the project's own fault-injecting Kinesis endpoint "
-        "(`spark_kpl.testing.endpoint.KinesisEndpoint`, 2 shards, TLS on 127.0.0.1), then reads the stream "
+        "(`spark_kpl_testing.endpoint.KinesisEndpoint`, 2 shards, TLS on 127.0.0.1), then reads the stream "
         "back. *Distinct* counts distinct payloads; *duplicates* = total - distinct; *detectable* means every "
         "copy of a payload carries the same record id, so `spark_kpl.dedup` drops them all; *missing* = input "
         "records not in the stream; *missing for a KCL consumer* = input records a KCL consumer would not receive: "
@@ -511,7 +490,7 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "`failOnError=false` the write keeps its undelivered records under `deadLetterPath`, and the outcome "
         "compares them with the missing ones. The streaming driver kill runs the query in a driver process of "
         "its own (local mode), killed the instant the sink has recorded a micro-batch as committed and Spark has "
-        "not yet logged it (`spark_kpl.testing.streaming_driver`), then restarts the query here from its "
+        "not yet logged it (`spark_kpl_testing.streaming_driver`), then restarts the query here from its "
         "checkpoint.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
@@ -574,7 +553,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--only", action="append", help="run only scenarios whose name contains this")
     args = parser.parse_args(argv)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    host = machine()
+    host = summary()
     wall_start = time.monotonic()
     processes = ProcessFaults()
     chosen = [(number, scenario) for number, scenario in enumerate(scenarios(args.records, processes))

@@ -36,20 +36,19 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from spark_kpl.testing._env import apply_loopback_env  # noqa: E402
+from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
 
 apply_loopback_env()
 
 import spark_kpl  # noqa: E402
 from spark_kpl import dedup  # noqa: E402
-from spark_kpl.testing.cluster import stop_process_tree  # noqa: E402
-from spark_kpl.testing.endpoint import (  # noqa: E402
+from spark_kpl_testing.endpoint import (  # noqa: E402
     KINESIS_SHARD_BYTES_PER_SECOND,
     KINESIS_SHARD_RECORDS_PER_SECOND,
     Faults,
     KinesisEndpoint,
 )
-from spark_kpl.testing.processes import daemons_placed_in, rss_bytes, running_from  # noqa: E402
+from spark_kpl_testing.processes import daemons_placed_in, rss_bytes, running_from, stop_process_tree  # noqa: E402
 
 #: Two task threads, and Spark's task retry (4 attempts, as spark.task.maxFailures on a cluster).
 MASTER = "local[2,4]"
@@ -412,7 +411,7 @@ def render(command: str, started: str, host: str, spark_version: str, minutes: L
         f"{PARTITIONS} Spark partitions), each row a record `soak-<n>` padded to {RECORD_BYTES} bytes, written "
         f"with `format(\"kpl\")`, `recordId=prefix` and `failOnError=true`, default trigger (the next batch "
         "starts as soon as one commits), so the query offers all the stream can take.",
-        f"- The stream: {SHARDS} shard on the project's endpoint (`spark_kpl.testing.endpoint.KinesisEndpoint`, "
+        f"- The stream: {SHARDS} shard on the project's endpoint (`spark_kpl_testing.endpoint.KinesisEndpoint`, "
         f"TLS on 127.0.0.1), which throttles it at Kinesis's own per-shard limits "
         f"({KINESIS_SHARD_RECORDS_PER_SECOND:,} records/s, {KINESIS_SHARD_BYTES_PER_SECOND // MIB} MiB/s) "
         "for the whole run: the KPL sends up to 150 % of that (its `RateLimit`), so throttling is constant.",

@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from spark_kpl.testing._env import apply_loopback_env
+from spark_kpl_testing.env import apply_loopback_env
 
 apply_loopback_env()
 
@@ -29,10 +29,13 @@ def _snapshot_jar() -> None:
 
 _snapshot_jar()
 
-from spark_kpl.testing.cluster import StandaloneCluster, stop_process_tree  # noqa: E402
-from spark_kpl.testing.connect import ConnectServer, connect_unavailable  # noqa: E402
-from spark_kpl.testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
-from spark_kpl.testing.kinesis import LocalKinesis  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+
+from spark_kpl_testing.cluster import StandaloneCluster  # noqa: E402
+from spark_kpl_testing.connect import ConnectServer, connect_unavailable  # noqa: E402
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
+from spark_kpl_testing.kinesis import LocalKinesis  # noqa: E402
+from spark_kpl_testing.processes import stop_process_tree  # noqa: E402
 
 #: Producers close soon after a test's write, so no daemon outlives the test that started it.
 TEST_SPARK_CONF: Dict[str, str] = {
@@ -87,9 +90,9 @@ def test_programs() -> Path:
 @pytest.fixture(scope="session")
 def kinesis() -> Iterator[LocalKinesis]:
     """The embedded kinesis-mock; ``SPARK_KPL_KINESIS=localstack`` swaps in LocalStack through
-    testcontainers where a Docker engine exists (see spark_kpl.testing.containers)."""
+    testcontainers where a Docker engine exists (see spark_kpl_testing.containers)."""
     if os.environ.get("SPARK_KPL_KINESIS") == "localstack":
-        from spark_kpl.testing.containers import LocalStackKinesis
+        from spark_kpl_testing.containers import LocalStackKinesis
 
         local: LocalKinesis = LocalStackKinesis()
     else:
@@ -212,3 +215,15 @@ def connect_spark(connect_server: ConnectServer):
     session.stop()
     # PySpark marks the process as a Connect client for good; later modules' sessions are classic.
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def refused_write(spark: Any, stream: str, options: Dict[str, str]) -> spark_kpl.WriteRefused:
+    """A one-row write with an option value the sink refuses (``nullData="drop"``): the error is a
+    ValueError naming the option, its Spark config key and the values it takes, and is returned."""
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(ValueError) as failure:
+        spark_kpl.write(rows, stream, nullData="drop", **options)
+    assert isinstance(failure.value, spark_kpl.WriteRefused)
+    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
+                                  "expected one of fail, skip, got 'drop'")
+    return failure.value

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import spark_kpl
-from spark_kpl.testing.cluster import spark_home
+from spark_kpl_testing.cluster import spark_home
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -16,17 +16,17 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.delivery import (
+from spark_kpl_testing.delivery import (
     HashRanges,
     compare,
     kcl_view,
     misplaced_aggregates,
     outside_its_shard,
-    wait_for,
     write_in_background,
 )
-from spark_kpl.testing.endpoint import KinesisEndpoint
-from spark_kpl.testing.kinesis import Record
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.polling import wait_for
+from spark_kpl_testing.records import Record
 
 
 def _lister(spark, endpoint: KinesisEndpoint):

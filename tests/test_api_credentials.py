@@ -15,10 +15,10 @@ import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
-from spark_kpl.testing.processes import live_children
-from spark_kpl.testing.sigv4 import INVALID_TOKEN, Credentials
-from spark_kpl.testing.sts import StsEndpoint
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.processes import cmdline, driver_jvm_pid, live_children
+from spark_kpl_testing.sigv4 import INVALID_TOKEN, Credentials
+from spark_kpl_testing.sts import StsEndpoint
 
 SECRET = "never-shown-9f8e7d6c5b4a"
 KEY_ID = "AKIDNEVERSHOWN123"
@@ -40,9 +40,7 @@ def sql_plan_descriptions(spark):
 def daemon_command_lines(spark):
     """The command line of each KPL daemon of the driver JVM (local mode: the tasks'), as every local
     user can read it."""
-    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-    return [Path(f"/proc/{daemon}/cmdline").read_bytes().decode(errors="replace")
-            for daemon in live_children(jvm, "kinesis_producer")]
+    return [" ".join(cmdline(daemon)) for daemon in live_children(driver_jvm_pid(spark), "kinesis_producer")]
 
 
 def write_numbered(spark, endpoint, stream, **options):

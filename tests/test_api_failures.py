@@ -12,9 +12,12 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import numbered_rows, wait_for, write_in_background
-from spark_kpl.testing.endpoint import Faults
-from spark_kpl.testing.processes import daemons_placed_in
+from spark_kpl_testing.delivery import numbered_rows, write_in_background
+from spark_kpl_testing.endpoint import Faults
+from spark_kpl_testing.polling import wait_for
+from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
+
+from conftest import refused_write
 
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
@@ -70,13 +73,8 @@ def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_i
 
 
 def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(ValueError) as failure:
-        spark_kpl.write(rows, stream, nullData="drop", **kinesis.kpl_options())
-    assert isinstance(failure.value, spark_kpl.WriteRefused)
-    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
-                                  "expected one of fail, skip, got 'drop'")
-    assert isinstance(failure.value.__cause__, IllegalArgumentException)
+    refusal = refused_write(spark, stream, kinesis.kpl_options())
+    assert isinstance(refusal.__cause__, IllegalArgumentException)
 
 
 def test_with_fail_on_error_false_failures_are_counted_and_dead_lettered(spark, kinesis, stream, tmp_path):
@@ -142,7 +140,7 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
     endpoint.create_stream(stream, shards=1)
     # One slow shard, unaggregated: the KPL holds thousands of records when its daemon is killed.
     endpoint.set_faults(Faults(shard_records_per_second=300))
-    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    jvm = driver_jvm_pid(spark)
     try:
         thread, outcome = write_in_background(
             spark, numbered_rows(spark, 3000, partitions=1), stream, **endpoint.kpl_options(),

@@ -8,8 +8,9 @@ import threading
 import time
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
-from spark_kpl.testing.processes import live_children
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.polling import poll_until
+from spark_kpl_testing.processes import driver_jvm_pid, live_children
 
 #: No aggregation and a low RateLimit on one shard: the KPL can send only ~100 records/s, so records
 #: pile up deterministically behind it.
@@ -102,15 +103,8 @@ def test_queue_limit_bytes_caps_outstanding_bytes(spark, kinesis, stream):
     assert_delivered(kinesis, stream, 1200)
 
 
-def jvm_pid(spark) -> int:
-    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-
-
 def wait_for_no_producers(spark, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while spark_kpl.producer_stats(spark) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return not spark_kpl.producer_stats(spark)
+    return poll_until(lambda: not spark_kpl.producer_stats(spark), timeout, every=0.2)
 
 
 def test_tasks_of_one_jvm_share_one_producer_which_closes_when_idle(spark, kinesis, stream):
@@ -118,9 +112,9 @@ def test_tasks_of_one_jvm_share_one_producer_which_closes_when_idle(spark, kines
     result = spark_kpl.write(rows(spark, 2000, partitions=8), stream, partition_key="partitionKey",
                              producerIdleTimeoutMs=3000, **kinesis.kpl_options())
     assert result.tasks == 8
-    daemons = live_children(jvm_pid(spark), "kinesis_producer")
+    daemons = live_children(driver_jvm_pid(spark), "kinesis_producer")
     assert len(daemons) == 1, f"expected one daemon for 8 tasks in one JVM, found {daemons}"
     assert len(spark_kpl.producer_stats(spark)) == 1
     assert wait_for_no_producers(spark, timeout=15), "the idle producer was not closed"
-    assert live_children(jvm_pid(spark), "kinesis_producer") == []
+    assert live_children(driver_jvm_pid(spark), "kinesis_producer") == []
     assert_delivered(kinesis, stream, 2000)

@@ -12,7 +12,6 @@ checks on the driver (a profile that does not exist, a key id without its secret
 
 from __future__ import annotations
 
-import socket
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
@@ -21,7 +20,9 @@ import pytest
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV
+from spark_kpl_testing.net import free_port
+from spark_kpl_testing.polling import poll_until
 
 #: No case may take longer than this: an error must come, not a hang.
 BOUND_SECONDS = 90
@@ -29,9 +30,7 @@ BOUND_SECONDS = 90
 SHORT_TTL = {"RecordTtl": "3000"}
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()  # nothing listens there
 
 
 def rows_with_bad_third(spark, data=None, key=None, ehk=None):
@@ -151,12 +150,12 @@ CASES: Dict[str, Case] = {
 
 
 def wait_for_records(endpoint, stream, wanted, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        held = [r.data for r in endpoint.records(stream)] if stream in endpoint.streams else []
-        if all(w in held for w in wanted) or time.monotonic() > deadline:
-            return held
-        time.sleep(0.2)
+    """What ``stream`` holds once it holds every record of ``wanted``, or after ``timeout``."""
+    def held():
+        return [r.data for r in endpoint.records(stream)] if stream in endpoint.streams else []
+
+    poll_until(lambda: all(w in held() for w in wanted), timeout, every=0.2)
+    return held()
 
 
 @pytest.mark.parametrize("name", list(CASES))

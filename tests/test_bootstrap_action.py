@@ -23,7 +23,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional
 import pytest
 
 import spark_kpl
-from spark_kpl.testing.endpoint import self_signed_certificate
+from spark_kpl_testing.endpoint import self_signed_certificate
 
 from install_main import bundled_daemon_sha256, install_main_classpath
 

@@ -4,7 +4,8 @@ Nor may the interrupt reach the KPL, which would kill the daemon every task of t
 
 from __future__ import annotations
 
-from spark_kpl.testing.delivery import numbered_rows, wait_for, wait_until_settled, write_in_background
+from spark_kpl_testing.delivery import numbered_rows, wait_until_settled, write_in_background
+from spark_kpl_testing.polling import wait_for
 
 ROWS = 400_000
 

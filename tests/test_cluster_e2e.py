@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.delivery import compare, warm_up
+from spark_kpl_testing.delivery import compare, warm_up
 
 from example_job import REPO, submit_example_job
 

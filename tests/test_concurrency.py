@@ -14,7 +14,7 @@ import time
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, write_in_background
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows, write_in_background
 
 
 def test_two_writes_with_different_queue_caps_run_on_their_own_producers(spark, kinesis, stream):

@@ -24,8 +24,8 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 from spark_kpl import dedup
-from spark_kpl.testing.proxy import ConnectProxy
-from spark_kpl.testing.sigv4 import Credentials
+from spark_kpl_testing.proxy import ConnectProxy
+from spark_kpl_testing.sigv4 import Credentials
 
 from example_job import REPO, submit_example_job
 

@@ -11,7 +11,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
+
+from conftest import refused_write
 
 MISSING_STREAM = "no-such-stream"
 
@@ -86,12 +88,7 @@ def test_records_not_delivered_on_connect_names_the_first_failed_record(connect_
 
 
 def test_a_refused_option_on_connect_is_a_value_error_naming_it(connect_spark, endpoint, ep_stream):
-    rows = connect_spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(ValueError) as failure:
-        spark_kpl.write(rows, ep_stream, nullData="drop", **endpoint.kpl_options())
-    assert isinstance(failure.value, spark_kpl.WriteRefused)
-    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
-                                  "expected one of fail, skip, got 'drop'")
+    refused_write(connect_spark, ep_stream, endpoint.kpl_options())
     assert endpoint.records(ep_stream) == []
 
 

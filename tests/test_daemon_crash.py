@@ -15,9 +15,10 @@ from pyspark.errors import StreamingQueryException
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for
-from spark_kpl.testing.endpoint import Faults
-from spark_kpl.testing.processes import daemons_placed_in
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.endpoint import Faults
+from spark_kpl_testing.polling import wait_for
+from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 
 ROWS_PER_FILE = (10, 3000)
 #: One shard taking 300 records/s, unaggregated: the second batch keeps thousands of records in flight.
@@ -41,10 +42,6 @@ def start_query(spark, source, checkpoint, stream, options):
             .options(**options).trigger(availableNow=True).start())
 
 
-def jvm_pid(spark) -> int:
-    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-
-
 def kpl_outstanding(spark) -> int:
     """Records the driver JVM's producers (local mode: the tasks') hold, by the KPL's own count."""
     return sum(stats["kplOutstandingRecords"] for stats in spark_kpl.producer_stats(spark))
@@ -66,7 +63,7 @@ def test_a_batch_whose_daemon_is_killed_is_not_committed_and_the_restart_sends_i
         # Batch 1 under way: the kill must take records with it, so wait until the KPL itself holds
         # 1000 (rows the task has not added yet, or Kinesis has stored, are not in flight).
         wait_for(lambda: kpl_outstanding(spark) >= 1000, 60, "1000 records held by the KPL")
-        daemon = wait_for(lambda: daemons_placed_in([jvm_pid(spark)], native), 10, "the write's KPL daemon")[0]
+        daemon = wait_for(lambda: daemons_placed_in([driver_jvm_pid(spark)], native), 10, "the write's KPL daemon")[0]
         os.kill(daemon, signal.SIGKILL)
 
         with pytest.raises(StreamingQueryException, match="The KPL producer failed"):
@@ -97,7 +94,7 @@ def test_a_daemon_binary_removed_by_a_tmp_cleaner_is_placed_again(spark, endpoin
     spark_kpl.write(numbered_rows(spark, 100, partitions=1), ep_stream, partition_key="partitionKey", **options)
     [binary] = native.glob("*/kinesis_producer")
     binary.unlink()  # what a cleaner of old files in /tmp does
-    [daemon] = daemons_placed_in([jvm_pid(spark)], native)
+    [daemon] = daemons_placed_in([driver_jvm_pid(spark)], native)
     os.kill(daemon, signal.SIGKILL)
 
     # Without the binary the KPL relaunches a missing file about once a second, for ever.
@@ -108,7 +105,7 @@ def test_a_daemon_binary_removed_by_a_tmp_cleaner_is_placed_again(spark, endpoin
     assert binary.is_file()
     report = compare(numbered_expected(1000), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
     assert report.at_least_once, report.summary()
-    assert len(daemons_placed_in([jvm_pid(spark)], native)) == 1
+    assert len(daemons_placed_in([driver_jvm_pid(spark)], native)) == 1
     before = kpl_pipes(native)
     time.sleep(3)  # a relaunch loop would leave two more pipes a second
     assert kpl_pipes(native) == before, f"pipes leaking: {before} then {kpl_pipes(native)}"

@@ -14,8 +14,9 @@ import pytest
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionClosedError
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for
-from spark_kpl.testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.polling import wait_for
 
 
 def delivery(endpoint, stream, count):

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows, wait_for, warm_up, write_in_background
-from spark_kpl.testing.endpoint import Faults
-from spark_kpl.testing.processes import age_seconds, daemons_placed_in, live_children
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows, warm_up, write_in_background
+from spark_kpl_testing.endpoint import Faults
+from spark_kpl_testing.polling import wait_for
+from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_children
 
 COUNT = 2000
 #: One shard, no aggregation: kinesis-mock stores unaggregated records slowly, so the write lasts

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
@@ -14,35 +13,18 @@ from typing import Iterator, List, Optional, Tuple
 import pytest
 from aws_kinesis_agg.aggregator import AggRecord
 
-from spark_kpl.testing.kinesis import (
+from spark_kpl_testing.kinesis import (
     KINESIS_MOCK_ENV_VAR,
     LocalKinesis,
     LocalKinesisError,
-    Record,
     find_kinesis_mock,
 )
+from spark_kpl_testing.processes import alive, wait_gone
+from spark_kpl_testing.records import Record
 
 # The hash key ranges of a 2-shard stream split at 2**127 - 1.
 FIRST_SHARD_KEY = "0"
 SECOND_SHARD_KEY = str(2**127 + 5)
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def _wait_until_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +37,7 @@ def test_start_serves_initial_streams_and_stop_leaves_nothing_behind() -> None:
     local = LocalKinesis({"orders": 3})
     with local:
         pid = local.pid
-        assert pid is not None and _alive(pid)
+        assert pid is not None and alive(pid)
         summary = local.client().describe_stream_summary(StreamName="orders")["StreamDescriptionSummary"]
         assert (summary["StreamStatus"], summary["OpenShardCount"]) == ("ACTIVE", 3)
         # The TLS endpoint (the one the KPL uses) answers too.
@@ -65,7 +47,7 @@ def test_start_serves_initial_streams_and_stop_leaves_nothing_behind() -> None:
         workdir = local._workdir
         assert workdir is not None and workdir.is_dir()
 
-    assert not _alive(pid)
+    assert not alive(pid)
     assert not workdir.exists()
     assert local.pid is None
     with pytest.raises(LocalKinesisError, match="not running"):
@@ -190,7 +172,7 @@ def test_start_failure_reports_the_log(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 _ORPHAN_SCRIPT = """
 import os, signal, sys
-from spark_kpl.testing.kinesis import LocalKinesis
+from spark_kpl_testing.kinesis import LocalKinesis
 k = LocalKinesis().start()
 print(k.pid, k._workdir, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no stop()
@@ -207,9 +189,9 @@ def test_mock_exits_when_its_python_process_is_killed() -> None:
     pid_text, workdir = done.stdout.split()
     pid = int(pid_text)
     try:
-        assert _wait_until_gone(pid, timeout=10), "kinesis-mock outlived the process that started it"
+        assert wait_gone(pid, timeout=10), "kinesis-mock outlived the process that started it"
         assert not Path(workdir).exists()
     finally:
-        if _alive(pid):  # only the process this test caused to exist
+        if alive(pid):  # only the process this test caused to exist
             os.kill(pid, signal.SIGKILL)
 

@@ -31,7 +31,8 @@ import pytest
 
 from spark_kpl import jar_path
 from spark_kpl.native import NATIVE_DIR_CONF
-from spark_kpl.testing._env import loopback_env
+from spark_kpl_testing.env import loopback_env
+from spark_kpl_testing.polling import wait_for
 
 from install_main import bundled_daemon_resource, bundled_daemon_sha256, install_main_classpath
 
@@ -273,9 +274,8 @@ def run_at_once(contenders: List[Contender], workdir: Path, world_writable: bool
                 env=env, cwd=workdir, **identity,
             ))
         deadline = time.monotonic() + ROUND_TIMEOUT_S
-        while not all(r.exists() for r in ready) and all(p.poll() is None for p in processes):
-            assert time.monotonic() < deadline, "contenders never got ready"
-            time.sleep(0.01)
+        wait_for(lambda: all(r.exists() for r in ready) or any(p.poll() is not None for p in processes),
+                 ROUND_TIMEOUT_S, "the contenders to get ready", every=0.01)
         go.touch()
         started = time.monotonic()
         outputs = [p.communicate(timeout=max(1.0, deadline - time.monotonic())) for p in processes]

@@ -10,7 +10,7 @@ import pyspark
 import pytest
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare
+from spark_kpl_testing.delivery import compare
 
 pytestmark = pytest.mark.uses_spark  # a JVM with this Spark line's jars
 

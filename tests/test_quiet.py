@@ -7,8 +7,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import spark_kpl
-from spark_kpl.testing.delivery import numbered_rows
-from spark_kpl.testing.endpoint import Faults
+from spark_kpl_testing.delivery import numbered_rows
+from spark_kpl_testing.endpoint import Faults
 
 #: The KPL's start-up warning (the sink always gives it the daemon it placed), and its daemon's lines
 #: below error, as the KPL passes them on: "[<time>] [<thread>] [info] [kinesis_producer.cc:107] ...".

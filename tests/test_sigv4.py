@@ -15,9 +15,15 @@ from botocore.config import Config
 from botocore.credentials import Credentials as BotoCredentials
 from botocore.exceptions import ClientError
 
-from spark_kpl.testing.endpoint import LOOPBACK_CREDENTIALS
-from spark_kpl.testing.sigv4 import INVALID_TOKEN, SIGNATURE_MISMATCH, Credentials, SignatureRejected, SigV4Verifier
-from spark_kpl.testing.sts import StsEndpoint
+from spark_kpl_testing.sigv4 import (
+    INVALID_TOKEN,
+    LOOPBACK_CREDENTIALS,
+    SIGNATURE_MISMATCH,
+    Credentials,
+    SignatureRejected,
+    SigV4Verifier,
+)
+from spark_kpl_testing.sts import StsEndpoint
 
 TEMPORARY = Credentials("ASIATEMPORARY", "temporary-secret", "temporary-token")
 ROLE = "arn:aws:iam::000000000000:role/writer"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Iterable, Iterator, List, Tuple
 
 import pytest
 
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV
-from spark_kpl.testing.cluster import StandaloneCluster, _alive
+from spark_kpl_testing.cluster import StandaloneCluster
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV
+from spark_kpl_testing.processes import wait_gone
 
 
 @pytest.mark.uses_spark  # a cluster and a driver of this Spark line, without the fixtures
@@ -27,19 +27,20 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
     # Nested, so cloudpickle ships it by value: executors cannot import this test module.
     def _executor_of_this_task(_: Iterable[int]) -> Iterator[Tuple[int, int, str]]:
         """(python worker pid, executor JVM pid, executor id): walk up /proc to the executor JVM."""
+        # Fails the task unless executors find the harness through the PYTHONPATH spark_conf() sets.
+        from spark_kpl_testing.processes import cmdline, process_stat
+
         pid = os.getpid()
         jvm, exec_id = -1, ""
         cur = pid
         while cur > 1:
-            args = Path(f"/proc/{cur}/cmdline").read_bytes().split(b"\0")
-            if any(b"CoarseGrainedExecutorBackend" in a for a in args):
+            args = cmdline(cur)
+            if any("CoarseGrainedExecutorBackend" in a for a in args):
                 jvm = cur
-                exec_id = args[args.index(b"--executor-id") + 1].decode()
+                exec_id = args[args.index("--executor-id") + 1]
                 break
-            stat = Path(f"/proc/{cur}/stat").read_text()
-            cur = int(stat[stat.rindex(")") + 2 :].split()[1])
-        # Fails the task unless executors find the package through the PYTHONPATH spark_conf() sets.
-        import spark_kpl.testing  # noqa: F401
+            parent = process_stat(cur)
+            cur = parent.ppid if parent else 1
 
         time.sleep(0.5)  # keep each core busy a moment so the tasks spread over both executors
         yield pid, jvm, exec_id
@@ -71,11 +72,6 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(jvms) == 2 and len(exec_ids) == 2, rows
     assert jvms <= set(seen_executors), (rows, seen_executors)
 
-    deadline = time.monotonic() + 5
-    leftovers = [p for p in [*started, *seen_executors] if _alive(p)]
-    while leftovers and time.monotonic() < deadline:
-        time.sleep(0.1)
-        leftovers = [p for p in leftovers if _alive(p)]
-    assert not leftovers
+    assert all(wait_gone(p, 5) for p in [*started, *seen_executors])
     assert cluster.executor_pids() == []
     cluster.stop()  # idempotent

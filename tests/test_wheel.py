@@ -7,14 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 from typing import Callable, Dict, NamedTuple
 
 import pytest
 
 import spark_kpl
-from spark_kpl.testing.connect import ConnectServer, connect_unavailable
-from spark_kpl.testing.delivery import compare, numbered_expected
+from spark_kpl_testing.connect import ConnectServer, connect_unavailable
+from spark_kpl_testing.delivery import compare, numbered_expected
 
 from conftest import TEST_SPARK_CONF
 
@@ -31,6 +32,7 @@ CONNECT_CLIENT = ("grpcio", "grpcio-status", "googleapis-common-protos", "pandas
 
 
 class FreshVenv(NamedTuple):
+    wheel: Path
     venv: Path
     run: Callable[..., subprocess.CompletedProcess]
 
@@ -53,7 +55,7 @@ def fresh_venv(tmp_path_factory) -> FreshVenv:
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([python, *args], capture_output=True, text=True, cwd=home, env=env, timeout=300)
 
-    return FreshVenv(venv, run)
+    return FreshVenv(wheel, venv, run)
 
 
 def write_job(session: str, stream: str, options: Dict[str, str]) -> str:
@@ -74,8 +76,9 @@ def test_the_wheel_carries_the_jar_and_writes_from_a_fresh_venv(fresh_venv, endp
     jar = fresh_venv.run("-m", "spark_kpl", "jar-path")
     assert jar.returncode == 0, jar.stderr
     assert Path(jar.stdout.strip()).is_relative_to(fresh_venv.venv), jar.stdout
-    harness = fresh_venv.run("-c", "import spark_kpl.testing")
-    assert "No module named 'spark_kpl.testing'" in harness.stderr, "the test harness must not ship"
+    with zipfile.ZipFile(fresh_venv.wheel) as wheel:
+        folders = {name.split("/")[0] for name in wheel.namelist()}
+    assert folders == {"spark_kpl", f"spark_kpl-{spark_kpl.__version__}.dist-info"}, "only the package ships"
 
     session = 'spark_kpl.configure(SparkSession.builder.master("local[2]")).getOrCreate()'
     write = fresh_venv.run("-c", write_job(session, ep_stream, endpoint.kpl_options()))

@@ -7,7 +7,7 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import functions as F
 
 import spark_kpl
-from spark_kpl.testing.delivery import compare, numbered_expected, numbered_rows
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 
 
 def assert_exactly_once(kinesis, stream, expected):

@@ -1,6 +1,6 @@
 """Place the KPL's native daemon from Python, e.g. in a cluster bootstrap action.
 
-The placement is the jar's own, ``sparkkpl.natives.PlaceDaemon``, run in a JVM: the code executors
+The placement is the jar's own, ``sparkkpl.tools.PlaceDaemon``, run in a JVM: the code executors
 run, so a bootstrap action places the daemon exactly where, and as, they look for it. Every node that
 runs executors has a Java runtime (EMR's and Glue's images do), and so does a classic PySpark driver;
 a Spark Connect client needs no daemon, which runs on the server's executors.
@@ -18,7 +18,7 @@ from typing import Optional, Union
 
 #: The Spark config key that moves the folder on the executors; ``--dir`` must match it.
 NATIVE_DIR_CONF = "spark.kpl.nativeDir"
-PLACE_DAEMON_MAIN = "sparkkpl.natives.PlaceDaemon"
+PLACE_DAEMON_MAIN = "sparkkpl.tools.PlaceDaemon"
 #: What PlaceDaemon puts before a refusal; this module's own errors carry it once, from the CLI.
 _MESSAGE_PREFIX = "spark-kpl: "
 

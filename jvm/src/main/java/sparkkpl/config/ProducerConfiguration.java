@@ -36,10 +36,11 @@ public final class ProducerConfiguration {
         Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
         Path placedDaemonDir = null;
         if (kpl.getNativeExecutable().isEmpty()) {
-            kpl.setNativeExecutable(NativeDaemon.install(dir).toString());
+            kpl.setNativeExecutable(NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey()).toString());
             placedDaemonDir = dir;
         } else {
-            NativeDaemon.checkGivenExecutable(Paths.get(kpl.getNativeExecutable()));
+            NativeDaemon.checkGivenExecutable(
+                Paths.get(kpl.getNativeExecutable()), SinkOption.CONF_PREFIX + "NativeExecutable");
         }
         // The daemon's named pipes too, or they land in a folder every user of the host shares.
         String pipesSetBy = SinkOption.CONF_PREFIX + "TempDirectory";

@@ -11,7 +11,6 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 
-import sparkkpl.config.SinkOption;
 import sparkkpl.util.OffTaskThread;
 
 /**
@@ -54,17 +53,18 @@ public final class NativeDaemon {
      * Safe to call from many threads and processes at once; an interrupt of the calling thread does
      * not abort it and stays set on return.
      *
-     * @throws UncheckedIOException naming the folder and the {@link SinkOption#NATIVE_DIR} config key
-     *     when {@code dir} is refused, unwritable, full or mounted noexec
+     * @param dirSetBy the setting that chose {@code dir}, which a refusal tells the user to change
+     * @throws UncheckedIOException naming the folder and {@code dirSetBy} when {@code dir} is refused,
+     *     unwritable, full or mounted noexec
      * @throws IllegalStateException on a platform the KPL has no daemon for
      */
-    public static Path install(Path dir) {
+    public static Path install(Path dir, String dirSetBy) {
         Path key = Objects.requireNonNull(dir, "dir").toAbsolutePath().normalize();
         DaemonPlacement.Placed known = knownPlacement(key);
         if (known != null) {
             return known.executable();
         }
-        return OffTaskThread.call(PLACER, () -> placeOnce(key)).executable();
+        return OffTaskThread.call(PLACER, () -> placeOnce(key, dirSetBy)).executable();
     }
 
     /**
@@ -72,14 +72,15 @@ public final class NativeDaemon {
      * can swap the binary, and the KPL writes its CA certificates there. It is the user's folder, so
      * it is checked, never changed.
      *
-     * @throws UncheckedIOException naming the folder and the option
+     * @param executableSetBy the setting that gave {@code executable}
+     * @throws UncheckedIOException naming the folder and {@code executableSetBy}
      */
-    public static void checkGivenExecutable(Path executable) {
+    public static void checkGivenExecutable(Path executable, String executableSetBy) {
         Path folder = executable.toAbsolutePath().getParent();
         try {
             PrivateDirectory.checkOnlyOwnerCanWrite(folder);
         } catch (IOException e) {
-            throw new UncheckedIOException("Refusing to run the KPL daemon given as spark.kpl.NativeExecutable ("
+            throw new UncheckedIOException("Refusing to run the KPL daemon given as " + executableSetBy + " ("
                 + executable + "): its folder " + reason(e) + "; whoever can write there can replace the binary. "
                 + "Use a folder of your own that no other user can write.", e);
         }
@@ -107,7 +108,7 @@ public final class NativeDaemon {
         return known != null && known.stillInPlace() ? known : null;
     }
 
-    private static DaemonPlacement.Placed placeOnce(Path dir) {
+    private static DaemonPlacement.Placed placeOnce(Path dir, String dirSetBy) {
         DaemonPlacement.Placed known = knownPlacement(dir);
         if (known != null) {
             return known; // a call queued before ours placed it
@@ -118,7 +119,7 @@ public final class NativeDaemon {
             return placed;
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot install the KPL native daemon in " + dir + ": "
-                    + reason(e) + ". Set " + SinkOption.NATIVE_DIR.confKey() + " to a folder of your own"
+                    + reason(e) + ". Set " + dirSetBy + " to a folder of your own"
                     + " on a local file system with free space that allows executables.", e);
         }
     }

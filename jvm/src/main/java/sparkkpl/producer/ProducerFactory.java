@@ -18,7 +18,7 @@ final class ProducerFactory {
     static SharedProducer create(WriteConfig config) {
         ProducerConfiguration producerConfig = ProducerConfiguration.complete(config);
         Runnable keepDaemonInPlace = producerConfig.placedDaemonDir()
-            .<Runnable>map(dir -> () -> NativeDaemon.install(dir)).orElse(() -> { });
+            .<Runnable>map(dir -> () -> NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey())).orElse(() -> { });
         DaemonFolder folder = DaemonFolder.create(producerConfig.pipesRoot(), producerConfig.pipesSetBy());
         producerConfig.pipesIn(folder.path());
         LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());

@@ -56,7 +56,7 @@ public class DaemonFolderTest {
         Files.setPosixFilePermissions(folder, PosixFilePermissions.fromString("rwxrwxrwx"));
 
         UncheckedIOException error = assertThrows(UncheckedIOException.class,
-            () -> NativeDaemon.checkGivenExecutable(folder.resolve("kinesis_producer")));
+            () -> NativeDaemon.checkGivenExecutable(folder.resolve("kinesis_producer"), "spark.kpl.NativeExecutable"));
 
         assertTrue(error.getMessage(), error.getMessage().contains("spark.kpl.NativeExecutable"));
     }

@@ -37,7 +37,7 @@ public class NativeDaemonTest {
     public void freshInstallIsPrivateVerifiedAndReusedWithoutRewrite() throws Exception {
         Path dir = tmp.getRoot().toPath().resolve("natives");
 
-        Path executable = NativeDaemon.install(dir);
+        Path executable = install(dir);
 
         assertEquals(dir.resolve(BUNDLED.folderName()).resolve("kinesis_producer"), executable);
         assertVerified(executable);
@@ -46,7 +46,7 @@ public class NativeDaemonTest {
         Object inode = fileKey(executable);
         FileTime modified = Files.getLastModifiedTime(executable);
 
-        assertEquals(executable, NativeDaemon.install(dir));
+        assertEquals(executable, install(dir));
         // As another process would: no per-JVM cache, only the file in place.
         assertEquals(executable, DaemonPlacement.place(dir, BUNDLED).executable());
         assertEquals(inode, fileKey(executable));
@@ -57,7 +57,7 @@ public class NativeDaemonTest {
     @Test
     public void corruptedDaemonInPlaceIsReplaced() throws Exception {
         Path dir = tmp.getRoot().toPath();
-        Path executable = NativeDaemon.install(dir);
+        Path executable = install(dir);
         Object inode = fileKey(executable);
         try (RandomAccessFile file = new RandomAccessFile(executable.toFile(), "rw")) {
             long middle = file.length() / 2;
@@ -67,7 +67,7 @@ public class NativeDaemonTest {
             file.write(~original);
         }
 
-        assertEquals(executable, NativeDaemon.install(dir));
+        assertEquals(executable, install(dir));
 
         assertVerified(executable);
         assertNotEquals(inode, fileKey(executable));
@@ -76,12 +76,12 @@ public class NativeDaemonTest {
     @Test
     public void truncatedDaemonIsReplaced() throws Exception {
         Path dir = tmp.getRoot().toPath();
-        Path executable = NativeDaemon.install(dir);
+        Path executable = install(dir);
         try (FileChannel file = FileChannel.open(executable, StandardOpenOption.WRITE)) {
             file.truncate(4096);
         }
 
-        assertEquals(executable, NativeDaemon.install(dir));
+        assertEquals(executable, install(dir));
 
         assertVerified(executable);
     }
@@ -94,7 +94,7 @@ public class NativeDaemonTest {
         Files.writeString(executable, "#!/bin/sh\ntouch " + marker + "\necho Usage:\n");
         Files.setPosixFilePermissions(executable, PrivateDirectory.OWNER_ONLY);
 
-        assertEquals(executable, NativeDaemon.install(dir));
+        assertEquals(executable, install(dir));
 
         assertVerified(executable);
         assertFalse(Files.exists(marker));
@@ -108,7 +108,7 @@ public class NativeDaemonTest {
         Files.writeString(victim, "untouched");
         Files.createSymbolicLink(executable, victim);
 
-        assertEquals(executable, NativeDaemon.install(dir));
+        assertEquals(executable, install(dir));
 
         assertFalse(Files.isSymbolicLink(executable));
         assertVerified(executable);
@@ -147,7 +147,7 @@ public class NativeDaemonTest {
         Path dir = tmp.newFolder("natives").toPath();
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
 
-        assertVerified(NativeDaemon.install(dir));
+        assertVerified(install(dir));
         assertEquals("rwx------", mode(dir));
     }
 
@@ -159,7 +159,7 @@ public class NativeDaemonTest {
         boolean immutable = PrivateDirectory.currentUid() == 0 && run("chattr", "+i", dir.toString()) == 0;
         assumeTrue("cannot make a folder read-only here", PrivateDirectory.currentUid() != 0 || immutable);
         try {
-            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
             assertNamesPathAndConfKey(error, dir);
         } finally {
             if (immutable) {
@@ -175,7 +175,7 @@ public class NativeDaemonTest {
         assumeTrue("cannot mount a noexec tmpfs", mountTmpfs(mountPoint, "noexec,size=200m"));
         try {
             Path dir = mountPoint.resolve("natives");
-            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
             assertNamesPathAndConfKey(error, dir);
             assertContains(error.getMessage(), "noexec");
         } finally {
@@ -189,7 +189,7 @@ public class NativeDaemonTest {
         assumeTrue("cannot mount a small tmpfs", mountTmpfs(mountPoint, "size=32m"));
         try {
             Path dir = mountPoint.resolve("natives");
-            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
             assertNamesPathAndConfKey(error, dir);
             assertContains(error.getMessage(), "No space left on device");
             try (var leftovers = Files.list(dir.resolve(BUNDLED.folderName()))) {
@@ -208,7 +208,7 @@ public class NativeDaemonTest {
         AtomicReference<Boolean> flagAfter = new AtomicReference<>();
         Thread task = new Thread(() -> {
             try {
-                installed.set(NativeDaemon.install(dir));
+                installed.set(install(dir));
             } catch (Throwable t) {
                 failure.set(t);
             }
@@ -231,7 +231,7 @@ public class NativeDaemonTest {
         Thread.currentThread().interrupt();
         Path executable;
         try {
-            executable = NativeDaemon.install(dir);
+            executable = install(dir);
         } finally {
             assertTrue(Thread.interrupted());
         }
@@ -247,7 +247,7 @@ public class NativeDaemonTest {
         Files.setLastModifiedTime(stale, FileTime.from(killedAt));
         Path live = Files.createFile(folder.resolve("kinesis_producer.writing.tmp"));
 
-        assertVerified(NativeDaemon.install(dir));
+        assertVerified(install(dir));
 
         assertFalse(Files.exists(stale));
         assertTrue(Files.exists(live));
@@ -286,8 +286,12 @@ public class NativeDaemonTest {
         assertArrayEquals(BUNDLED.sha256(), DaemonPlacement.sha256(executable));
     }
 
+    private static Path install(Path dir) {
+        return NativeDaemon.install(dir, "spark.kpl.nativeDir");
+    }
+
     private static void assertRefused(Path dir, String reason) {
-        UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> NativeDaemon.install(dir));
+        UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
         assertNamesPathAndConfKey(error, dir);
         assertContains(error.getMessage(), reason);
     }

@@ -39,8 +39,8 @@ public final class InstallMain {
         Interrupter interrupter = new Interrupter(Thread.currentThread(), Long.parseLong(args[4]));
         Path executable;
         try {
-            executable = ours ? NativeDaemon.install(dir.equals("-") ? NativeDaemon.defaultDir() : Paths.get(dir))
-                    : extractWithStockKpl(dir);
+            executable = ours ? NativeDaemon.install(dir.equals("-") ? NativeDaemon.defaultDir() : Paths.get(dir),
+                    "spark.kpl.nativeDir") : extractWithStockKpl(dir);
         } catch (Throwable failure) {
             interrupter.stop();
             System.out.println("FAIL " + describe(failure));

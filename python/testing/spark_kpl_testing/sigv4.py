@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote, unquote
 
-__all__ = ["ALGORITHM", "Credentials", "SigV4Verifier", "SignatureRejected"]
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV
+
+__all__ = ["ALGORITHM", "LOOPBACK_CREDENTIALS", "Credentials", "SigV4Verifier", "SignatureRejected"]
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 #: How far a request's time may be from the server's, either way, as AWS allows.
@@ -41,6 +43,10 @@ class Credentials:
     access_key_id: str
     secret_access_key: str
     session_token: Optional[str] = None
+
+
+#: The static keys of :data:`LOOPBACK_AWS_ENV`, which the harness's endpoints accept unless told otherwise.
+LOOPBACK_CREDENTIALS = Credentials(LOOPBACK_AWS_ENV["AWS_ACCESS_KEY_ID"], LOOPBACK_AWS_ENV["AWS_SECRET_ACCESS_KEY"])
 
 
 class SignatureRejected(Exception):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from spark_kpl.testing.endpoint import KinesisEndpoint
-from spark_kpl.testing.kinesis import Record
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.polling import wait_until_steady
+from spark_kpl_testing.records import Record
 
 #: data -> partition key the writer gave it.
 Expected = Dict[bytes, str]
@@ -118,30 +118,7 @@ def write_in_background(spark, rows, stream: str, group: Optional[str] = None,
 def wait_until_settled(endpoint: KinesisEndpoint, quiet: float = 3.0, timeout: float = 120.0) -> None:
     """Returns once ``endpoint`` has stored nothing new for ``quiet`` seconds: after a failed or
     cancelled write, what its tasks had in flight has landed."""
-    deadline = time.monotonic() + timeout
-    last, since = endpoint.records_received, time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        now = endpoint.records_received
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-    raise AssertionError(f"records kept arriving for {timeout:.0f} s")
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str,
-             describe: Optional[Callable[[], str]] = None, every: float = 0.2) -> Any:
-    """Polls ``condition`` every ``every`` seconds until it returns something true, and returns that;
-    fails with ``what`` (and ``describe()``, when given, to say what was found instead) after
-    ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}" + (f": {describe()}" if describe else ""))
+    wait_until_steady(lambda: endpoint.records_received, quiet, timeout, "the records received")
 
 
 #: Shard id -> (starting, ending hash key), as :meth:`KinesisEndpoint.hash_ranges` gives them.

@@ -17,30 +17,27 @@ by any other name, and the boto3 clients ignore proxy settings from the environm
 
 from __future__ import annotations
 
-import atexit
-import functools
-import hashlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Dict, List, Mapping, Optional
 
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV, loopback_env
+from spark_kpl_testing.env import loopback_env
+from spark_kpl_testing.lifecycle import Service
+from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_ports, ignore_unverified_tls, kinesis_client, kpl_options
+from spark_kpl_testing.polling import poll_until
+from spark_kpl_testing.processes import terminate
+from spark_kpl_testing.records import Record, user_records
 
 __all__ = [
     "KINESIS_MOCK_ENV_VAR",
     "KINESIS_MOCK_VERSION",
     "LocalKinesis",
     "LocalKinesisError",
-    "Record",
     "find_kinesis_mock",
 ]
 
@@ -49,7 +46,6 @@ KINESIS_MOCK_VERSION = "0.6.2"
 #: Path of kinesis-local's ``main.js``; overrides the project's ``.tools`` install.
 KINESIS_MOCK_ENV_VAR = "SPARK_KPL_KINESIS_MOCK"
 
-LOOPBACK = "127.0.0.1"
 _REPO = Path(__file__).resolve().parents[3]
 _DEFAULT_MAIN_JS = _REPO / ".tools" / "node_modules" / "kinesis-local" / "main.js"
 
@@ -109,24 +105,6 @@ class LocalKinesisError(RuntimeError):
     """kinesis-mock failed to start or did not reach the expected state in time."""
 
 
-@dataclass(frozen=True)
-class Record:
-    """One user record as its producer wrote it, after KPL de-aggregation.
-
-    ``sub_sequence_number`` is the record's index inside a KPL aggregated record, or ``None`` when
-    the record was stored on its own (so a test can tell whether the KPL aggregated).
-    ``explicit_hash_key`` is only known for records that travelled inside an aggregated record:
-    Kinesis does not return the hash key of a plain record.
-    """
-
-    partition_key: str
-    data: bytes
-    explicit_hash_key: Optional[str]
-    shard_id: str
-    sequence_number: str
-    sub_sequence_number: Optional[int]
-
-
 def find_kinesis_mock() -> Path:
     """Return kinesis-local's ``main.js``: ``$SPARK_KPL_KINESIS_MOCK``, else the repo's ``.tools``.
 
@@ -146,7 +124,7 @@ def find_kinesis_mock() -> Path:
     )
 
 
-class LocalKinesis:
+class LocalKinesis(Service):
     """A kinesis-mock process on free loopback ports, with the streams a test needs.
 
     ``streams`` maps stream name to shard count; those streams are created at start-up and are
@@ -174,16 +152,12 @@ class LocalKinesis:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def __enter__(self) -> "LocalKinesis":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def start(self) -> "LocalKinesis":
-        """Launch kinesis-mock, wait until it answers and its initial streams are ACTIVE."""
+    def _check_startable(self) -> None:
         if self._proc is not None:
             raise LocalKinesisError("LocalKinesis is already running")
+
+    def _start(self) -> None:
+        """Launch kinesis-mock, wait until it answers and its initial streams are ACTIVE."""
         main_js = find_kinesis_mock()
         cert = main_js.parent / "server.json"  # the package's self-signed certificate
         if not cert.is_file():
@@ -193,29 +167,22 @@ class LocalKinesis:
             raise LocalKinesisError("`node` is not on PATH; kinesis-mock needs Node.js")
         self._workdir = Path(tempfile.mkdtemp(prefix="spark-kpl-kinesis-mock-"))
         (self._workdir / "parent-watch.js").write_text(_PARENT_WATCH_JS)
-        atexit.register(self.stop)
-        try:
-            for attempt in range(1, _PORT_ATTEMPTS + 1):
-                tls_port, plain_port = _free_loopback_ports(2)
-                self._launch(node, main_js, cert, tls_port, plain_port)
-                if self._wait_healthy(retry_on_port_clash=attempt < _PORT_ATTEMPTS):
-                    break
-            for name in self.streams:
-                self._wait_for_status(name, "ACTIVE")
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            tls_port, plain_port = free_ports(2)
+            self._launch(node, main_js, cert, tls_port, plain_port)
+            if self._wait_healthy(retry_on_port_clash=attempt < _PORT_ATTEMPTS):
+                break
+        for name in self.streams:
+            self._wait_for_status(name, "ACTIVE")
 
-    def stop(self) -> None:
-        """Stop the process this object started (SIGTERM, then SIGKILL); safe to call twice."""
-        atexit.unregister(self.stop)
+    def _stop(self) -> None:
+        """Stop the process this object started (SIGTERM, then SIGKILL)."""
         # kinesis-mock's SIGTERM shutdown waits up to 30 s for open keep-alive connections to end:
         # close this object's own before asking it to stop.
         self._close_clients()
         proc, self._proc = self._proc, None
         if proc is not None:
-            _terminate(proc)
+            terminate(proc, _STOP_GRACE)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -268,27 +235,27 @@ class LocalKinesis:
         """True once ``/healthcheck`` answers; False if the ports were taken and a retry is allowed."""
         assert self._proc is not None
         url = f"http://{LOOPBACK}:{self.plain_port}/healthcheck"
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                log = self.log_tail()
-                if retry_on_port_clash and "Address already in use" in log:
-                    self._proc = None
-                    return False
-                raise LocalKinesisError(
-                    f"kinesis-mock exited with code {self._proc.returncode} during start-up:\n{log}"
-                )
+        process = self._proc
+
+        def healthy() -> bool:
+            if process.poll() is not None:
+                return True  # exited: told apart below
             try:
-                with opener.open(url, timeout=1.0) as response:
-                    if response.status == 200:
-                        return True
+                with NO_PROXY.open(url, timeout=1.0) as response:
+                    return bool(response.status == 200)
             except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(_POLL_INTERVAL)
-        raise LocalKinesisError(
-            f"kinesis-mock did not answer {url} within {self.startup_timeout:.0f}s:\n{self.log_tail()}"
-        )
+                return False
+
+        if not poll_until(healthy, self.startup_timeout, _POLL_INTERVAL):
+            raise LocalKinesisError(
+                f"kinesis-mock did not answer {url} within {self.startup_timeout:.0f}s:\n{self.log_tail()}")
+        if process.poll() is None:
+            return True
+        log = self.log_tail()
+        if retry_on_port_clash and "Address already in use" in log:
+            self._proc = None
+            return False
+        raise LocalKinesisError(f"kinesis-mock exited with code {process.returncode} during start-up:\n{log}")
 
     def log_tail(self) -> str:
         """The end of kinesis-mock's output, for error messages."""
@@ -327,64 +294,29 @@ class LocalKinesis:
     def kpl_options(self) -> Dict[str, str]:
         """KPL configuration properties that keep every KPL connection on this loopback mock.
 
-        Keys are ``KinesisProducerConfiguration.fromProperties`` names. kinesis-mock's certificate
-        is self-signed, hence ``VerifyCertificate=false``. ``MetricsLevel=none`` stops the daemon's
-        CloudWatch uploads; the CloudWatch endpoint still points here because the KPL's Java side
-        always builds a CloudWatch client too (for its daemon health metric; it uses ``http://``
-        when certificates are not verified), and neither may reach anything but loopback.
+        Keys are ``KinesisProducerConfiguration.fromProperties`` names (see :func:`.net.kpl_options`).
 
         Before the daemon has loaded a stream's shard map (one ``ListShards``, 1-2 s here) the KPL
         sends every record unaggregated, and kinesis-mock's ``PutRecords`` slows down as a shard
         fills: a burst of many thousand records at a cold producer can time out. Let one record
         complete first when a test writes a lot.
         """
-        port = str(self.tls_port)
         return {
-            "Region": self.region,
-            "KinesisEndpoint": LOOPBACK,
-            "KinesisPort": port,
-            "VerifyCertificate": "false",
-            "MetricsLevel": "none",
-            "CloudwatchEndpoint": LOOPBACK,
-            "CloudwatchPort": port,
+            **kpl_options(self.region, self.tls_port),
             # kinesis-mock answers slowly when the machine is busy; the KPL's 6 s default makes it
             # retry requests that did land, which shows up as duplicates.
             "RequestTimeout": "30000",
         }
 
     def client(self, tls: bool = False) -> Any:
-        """A boto3 Kinesis client for this mock (plain HTTP by default, or TLS unverified).
-
-        Static credentials and an explicit region keep botocore from looking anywhere else for
-        them; ``proxies={}`` keeps it from routing loopback traffic through a configured proxy.
-        """
+        """A boto3 Kinesis client for this mock (plain HTTP by default, or TLS unverified)."""
+        ignore_unverified_tls()
         cached = self._clients.get(tls)
         if cached is not None:
             return cached
-        import boto3
-        from botocore.config import Config
-
         port = self.tls_port if tls else self.plain_port
-        if tls:
-            warnings.filterwarnings(
-                "ignore", message=r"Unverified HTTPS request is being made to host '127\.0\.0\.1'"
-            )
-        session = boto3.session.Session(
-            aws_access_key_id=LOOPBACK_AWS_ENV["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=LOOPBACK_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
-            region_name=self.region,
-        )
-        client = session.client(
-            "kinesis",
-            endpoint_url=f"{'https' if tls else 'http'}://{LOOPBACK}:{port}",
-            verify=False,
-            config=Config(
-                retries={"max_attempts": 3, "mode": "standard"},
-                connect_timeout=5,
-                read_timeout=120,  # a 10,000-record GetRecords on kinesis-mock takes a while
-                proxies={},
-            ),
-        )
+        client = kinesis_client(f"{'https' if tls else 'http'}://{LOOPBACK}:{port}", self.region,
+                                attempts=3, read_timeout=120)  # a 10,000-record GetRecords takes a while
         self._clients[tls] = client
         return client
 
@@ -403,22 +335,19 @@ class LocalKinesis:
     def _wait_for_status(self, name: str, wanted: Optional[str], timeout: float = 30.0) -> None:
         """Poll until the stream has status ``wanted`` (``None``: does not exist)."""
         client = self.client()
-        deadline = time.monotonic() + timeout
         status: Optional[str] = None
-        while True:
+
+        def reached() -> bool:
+            nonlocal status
             try:
-                summary = client.describe_stream_summary(StreamName=name)
-                status = summary["StreamDescriptionSummary"]["StreamStatus"]
+                status = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamStatus"]
             except client.exceptions.ResourceNotFoundException:
                 status = None
-            if status == wanted:
-                return
-            if time.monotonic() > deadline:
-                raise LocalKinesisError(
-                    f"stream {name!r} is {status or 'absent'} after {timeout:.0f}s, "
-                    f"expected {wanted or 'absent'}:\n{self.log_tail()}"
-                )
-            time.sleep(_POLL_INTERVAL)
+            return status == wanted
+
+        if not poll_until(reached, timeout, _POLL_INTERVAL):
+            raise LocalKinesisError(f"stream {name!r} is {status or 'absent'} after {timeout:.0f}s, "
+                                    f"expected {wanted or 'absent'}:\n{self.log_tail()}")
 
     # -- reading back ------------------------------------------------------------------------
 
@@ -437,7 +366,7 @@ class LocalKinesis:
             while iterator:
                 page = client.get_records(ShardIterator=iterator, Limit=_GET_RECORDS_LIMIT)
                 for raw in page["Records"]:
-                    records.extend(_user_records(raw, shard_id))
+                    records.extend(user_records(raw, shard_id))
                 iterator = page.get("NextShardIterator")  # None once a closed shard is drained
                 # An empty page can come before the end; it is the end when nothing is behind.
                 if not page["Records"] and page.get("MillisBehindLatest", 0) == 0:
@@ -452,91 +381,3 @@ class LocalKinesis:
             page = client.list_shards(NextToken=page["NextToken"])
             shard_ids.extend(s["ShardId"] for s in page["Shards"])
         return shard_ids
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _free_loopback_ports(count: int) -> List[int]:
-    """Distinct ports the OS reports free on 127.0.0.1 (all held open together while probing)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((LOOPBACK, 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def _terminate(proc: "subprocess.Popen[bytes]") -> None:
-    """SIGTERM the process itself (not its group), then SIGKILL if it outlives the grace period."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=_STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=_STOP_GRACE)
-
-
-@functools.cache
-def _aggregated_record_type() -> Any:
-    """aws-kinesis-agg's protobuf class for the KPL's ``AggregatedRecord``.
-
-    Its generated ``messages_pb2`` imports ``config_pb2`` as a top-level module; importing the
-    package's ``deaggregator`` first puts the package folder on ``sys.path`` so that works. Loaded
-    lazily, so importing this module does not change ``sys.path``.
-    """
-    import aws_kinesis_agg.deaggregator  # noqa: F401  (sys.path set-up for messages_pb2)
-    from aws_kinesis_agg import messages_pb2
-
-    return messages_pb2.AggregatedRecord
-
-
-def _user_records(raw: Mapping[str, Any], shard_id: str) -> List[Record]:
-    """The user records in one stored Kinesis record (several if the KPL aggregated them).
-
-    The KPL format is ``F3 89 9A C2`` + protobuf ``AggregatedRecord`` + MD5 of the protobuf; a
-    record whose digest does not match is user data that happens to start with the magic, as the
-    KCL treats it. This parses with aws-kinesis-agg's protobuf class rather than its
-    ``deaggregate_records``: that function gives a record without an explicit hash key the
-    table's first one when others in the same aggregate have one, and prints and drops records it
-    cannot parse, where a test wants the exact keys or a loud failure.
-    """
-    import aws_kinesis_agg
-
-    data: bytes = raw["Data"]
-    sequence_number: str = raw["SequenceNumber"]
-    magic, digest_size = aws_kinesis_agg.MAGIC, aws_kinesis_agg.DIGEST_SIZE
-    body = data[len(magic) : len(data) - digest_size]
-    aggregated = (
-        data.startswith(magic)
-        and len(data) > len(magic) + digest_size
-        and hashlib.md5(body, usedforsecurity=False).digest() == data[len(data) - digest_size :]
-    )
-    if not aggregated:
-        return [Record(raw["PartitionKey"], data, None, shard_id, sequence_number, None)]
-    try:
-        aggregate = _aggregated_record_type()()
-        aggregate.ParseFromString(body)
-        keys, hash_keys = aggregate.partition_key_table, aggregate.explicit_hash_key_table
-        return [
-            Record(
-                partition_key=keys[user.partition_key_index],
-                data=user.data,
-                explicit_hash_key=(
-                    hash_keys[user.explicit_hash_key_index]
-                    if user.HasField("explicit_hash_key_index")
-                    else None
-                ),
-                shard_id=shard_id,
-                sequence_number=sequence_number,
-                sub_sequence_number=index,
-            )
-            for index, user in enumerate(aggregate.records)
-        ]
-    except Exception as e:  # a valid digest over a bad protobuf or key index: corrupt, not user data
-        raise ValueError(f"corrupt KPL aggregated record {sequence_number} in {shard_id}: {e}") from e

@@ -13,23 +13,21 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Dict, List, Mapping, Optional, Set, Tuple, Type
+from typing import Dict, List, Mapping, Optional, Set, Type
 
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV, loopback_env
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV, loopback_env, python_path
+from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_port
+from spark_kpl_testing.polling import wait_for
+from spark_kpl_testing.processes import cmdline, descendants, log_tail, process_table, stop_processes, terminate
 
 __all__ = ["StandaloneCluster", "spark_home"]
 
 _EXECUTOR_MARK = "CoarseGrainedExecutorBackend"
-# An http_proxy in the caller's environment must not catch requests to 127.0.0.1.
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def spark_home() -> str:
@@ -37,119 +35,6 @@ def spark_home() -> str:
     import pyspark
 
     return os.path.dirname(os.path.abspath(pyspark.__file__))
-
-
-def _python_path() -> str:
-    """The caller's PYTHONPATH made absolute, plus the dir holding ``spark_kpl``.
-
-    Executors run with their work dir as cwd, so a relative entry (``PYTHONPATH=python``) would not
-    find ``spark_kpl`` there.
-    """
-    entries = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    entries.append(str(Path(__file__).resolve().parents[2]))  # <dir>/spark_kpl/testing/cluster.py
-    return os.pathsep.join(dict.fromkeys(entries))
-
-
-def _free_port() -> int:
-    """A loopback port free right now (the OS picks it, so parallel runs do not collide)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _proc_stat(pid: int) -> Optional[Tuple[str, int, int, int]]:
-    """(state, ppid, pgid, starttime) from /proc/<pid>/stat, or None if the process is gone."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name is in parentheses and may itself contain spaces or parentheses.
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
-
-
-def _alive(pid: int, starttime: Optional[int] = None) -> bool:
-    """True if ``pid`` runs and is not a zombie (and, if given, is still the same process)."""
-    st = _proc_stat(pid)
-    if st is None or st[0] in ("Z", "X"):
-        return False
-    return starttime is None or st[3] == starttime
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _all_stats() -> Dict[int, Tuple[str, int, int, int]]:
-    out: Dict[int, Tuple[str, int, int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            st = _proc_stat(int(entry))
-            if st is not None:
-                out[int(entry)] = st
-    return out
-
-
-def _descendants(roots: Set[int]) -> Dict[int, int]:
-    """pid -> starttime of every live descendant of ``roots`` (roots excluded)."""
-    stats = _all_stats()
-    children: Dict[int, List[int]] = {}
-    for pid, st in stats.items():
-        children.setdefault(st[1], []).append(pid)
-    found: Dict[int, int] = {}
-    todo = list(roots)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found and stats[child][0] not in ("Z", "X"):
-                found[child] = stats[child][3]
-                todo.append(child)
-    return found
-
-
-def _signal(pid: int, sig: int, starttime: Optional[int]) -> None:
-    if _alive(pid, starttime):
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
-
-
-def _wait_gone(pids: Mapping[int, Optional[int]], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(_alive(p, s) for p, s in pids.items()):
-            return True
-        time.sleep(0.1)
-    return not any(_alive(p, s) for p, s in pids.items())
-
-
-def stop_process_tree(process: subprocess.Popen, timeout: float) -> None:
-    """TERM to ``process`` (a JVM's shutdown hooks close its KPL producers), KILL if it outlives
-    ``timeout``; then the same to whatever it started that is still running (daemons, workers)."""
-    children = _descendants({process.pid})
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=timeout)
-    for pid, start in children.items():
-        _signal(pid, signal.SIGTERM, start)
-    if not _wait_gone(children, timeout):
-        for pid, start in children.items():
-            _signal(pid, signal.SIGKILL, start)
-        _wait_gone(children, 5.0)
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "<no log>"
 
 
 class StandaloneCluster:
@@ -203,12 +88,12 @@ class StandaloneCluster:
         for sub in ("work", "logs", "pids", "local"):
             (self._tmp / sub).mkdir()
         atexit.register(self.stop)
-        self._port, self._webui_port = _free_port(), _free_port()
+        self._port, self._webui_port = free_port(), free_port()
         try:
             self._master = self._spawn(
                 "master",
                 "org.apache.spark.deploy.master.Master",
-                ["--host", "127.0.0.1", "--port", str(self._port), "--webui-port", str(self._webui_port)],
+                ["--host", LOOPBACK, "--port", str(self._port), "--webui-port", str(self._webui_port)],
             )
             for i in range(self.workers):
                 self._workers.append(
@@ -216,9 +101,9 @@ class StandaloneCluster:
                         f"worker-{i}",
                         "org.apache.spark.deploy.worker.Worker",
                         [
-                            "--host", "127.0.0.1",
-                            "--port", str(_free_port()),
-                            "--webui-port", str(_free_port()),
+                            "--host", LOOPBACK,
+                            "--port", str(free_port()),
+                            "--webui-port", str(free_port()),
                             "--cores", str(self.cores_per_worker),
                             "--memory", self.memory_per_worker,
                             self.master_url,
@@ -238,31 +123,16 @@ class StandaloneCluster:
             return
         master = self._master
         groups = {p.pid for p in self._workers} | ({master.pid} if master else set())
-        leftovers = _descendants(groups)
-        for group in (list(self._workers), [master] if master else []):
-            for proc in group:
-                if proc.poll() is None:
-                    try:
-                        proc.send_signal(signal.SIGTERM)
-                    except OSError:
-                        pass
-            for proc in group:
-                try:
-                    proc.wait(timeout=self.stop_timeout)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=self.stop_timeout)
+        leftovers = {pid: found.start_ticks for pid, found in descendants(*groups).items()}
+        for proc in self._workers:
+            terminate(proc, self.stop_timeout)
+        if master is not None:
+            terminate(master, self.stop_timeout)
         # Executors (and their Python daemons) the workers did not take down with them.
-        for pid, start in leftovers.items():
-            _signal(pid, signal.SIGTERM, start)
-        if not _wait_gone(leftovers, self.stop_timeout):
-            for pid, start in leftovers.items():
-                _signal(pid, signal.SIGKILL, start)
-            _wait_gone(leftovers, 5.0)
+        stop_processes(leftovers, self.stop_timeout)
         # Anything still in one of our own process groups (e.g. spark-class's launcher step).
-        for pid, st in _all_stats().items():
-            if st[2] in groups and st[0] not in ("Z", "X") and pid != os.getpid():
-                _signal(pid, signal.SIGKILL, st[3])
+        stop_processes({p.pid: p.start_ticks for p in process_table().values()
+                        if p.pgid in groups and p.pid != os.getpid()}, 0)
         self._master, self._workers = None, []
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -276,11 +146,11 @@ class StandaloneCluster:
 
     @property
     def master_url(self) -> str:
-        return f"spark://127.0.0.1:{self._port}"
+        return f"spark://{LOOPBACK}:{self._port}"
 
     @property
     def webui_url(self) -> str:
-        return f"http://127.0.0.1:{self._webui_port}"
+        return f"http://{LOOPBACK}:{self._webui_port}"
 
     @property
     def started_pids(self) -> Set[int]:
@@ -291,8 +161,8 @@ class StandaloneCluster:
         """SparkSession conf for a driver in this process: one executor per worker, all on loopback."""
         conf: Dict[str, str] = {
             "spark.master": self.master_url,
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": LOOPBACK,
+            "spark.driver.bindAddress": LOOPBACK,
             "spark.executor.cores": str(self.cores_per_worker),
             "spark.executor.memory": self.memory_per_worker,
             "spark.cores.max": str(self.cores_per_worker * self.workers),
@@ -302,7 +172,7 @@ class StandaloneCluster:
             "spark.ui.enabled": "false",
             "spark.pyspark.python": sys.executable,
             "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
-            "spark.executorEnv.PYTHONPATH": _python_path(),
+            "spark.executorEnv.PYTHONPATH": python_path(),
         }
         for key, value in LOOPBACK_AWS_ENV.items():
             conf[f"spark.executorEnv.{key}"] = value
@@ -311,7 +181,7 @@ class StandaloneCluster:
     def executor_pids(self) -> List[int]:
         """pids of CoarseGrainedExecutorBackend JVMs now running under our workers."""
         roots = {p.pid for p in self._workers if p.poll() is None}
-        return sorted(p for p in _descendants(roots) if _EXECUTOR_MARK in _cmdline(p))
+        return sorted(pid for pid in descendants(*roots) if _EXECUTOR_MARK in " ".join(cmdline(pid)))
 
     def kill_executor(self) -> int:
         """SIGKILL to one executor JVM, as when its machine or container dies; returns its pid."""
@@ -336,13 +206,13 @@ class StandaloneCluster:
         env = loopback_env()
         env.update(
             SPARK_HOME=spark_home(),
-            SPARK_LOCAL_IP="127.0.0.1",
+            SPARK_LOCAL_IP=LOOPBACK,
             SPARK_WORKER_DIR=str(self._tmp / "work"),
             SPARK_LOG_DIR=str(self._tmp / "logs"),
             SPARK_PID_DIR=str(self._tmp / "pids"),
             SPARK_LOCAL_DIRS=str(self._tmp / "local"),
             PYSPARK_PYTHON=sys.executable,
-            PYTHONPATH=_python_path(),
+            PYTHONPATH=python_path(),
         )
         env.update(self.extra_env)
         return env
@@ -365,22 +235,21 @@ class StandaloneCluster:
         return proc
 
     def _wait_alive(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        alive = 0
-        while time.monotonic() < deadline:
+        def every_worker_alive() -> bool:
             for proc in [self._master, *self._workers]:
                 if proc is not None and proc.poll() is not None:
                     raise RuntimeError(f"pid {proc.pid} exited with {proc.returncode}")
-            try:
-                with _NO_PROXY.open(f"{self.webui_url}/json", timeout=2) as resp:
-                    state = json.load(resp)
-                alive = sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
-                if alive >= self.workers:
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.25)
-        raise TimeoutError(f"{alive}/{self.workers} workers ALIVE after {self.start_timeout}s")
+            return self._workers_alive() >= self.workers
+
+        wait_for(every_worker_alive, self.start_timeout, f"{self.workers} workers ALIVE",
+                 lambda: f"{self._workers_alive()} ALIVE", every=0.25)
+
+    def _workers_alive(self) -> int:
+        try:
+            with NO_PROXY.open(f"{self.webui_url}/json", timeout=2) as resp:
+                return sum(1 for w in json.load(resp).get("workers", []) if w.get("state") == "ALIVE")
+        except (OSError, ValueError):
+            return 0
 
     def _log_tails(self) -> str:
-        return "\n".join(f"--- {log.name} ---\n{_tail(log)}" for log in self._logs)
+        return "\n".join(f"--- {log.name} ---\n{log_tail(log)}" for log in self._logs)

@@ -2,7 +2,7 @@
 killed (SIGKILL: no shutdown hook, no cleanup) between the sink's commit of a micro-batch and Spark's
 commit log entry for it, the moment a restarted query must neither send the batch again nor skip it.
 
-The child (``python -m spark_kpl.testing.streaming_driver SOURCE CHECKPOINT STREAM OPTIONS_JSON``) runs
+The child (``python -m spark_kpl_testing.streaming_driver SOURCE CHECKPOINT STREAM OPTIONS_JSON``) runs
 the query in local mode over the parquet files in SOURCE, one file per micro-batch, and prints its
 driver JVM's pid. :func:`kill_between_sink_and_spark_commit` watches the sink's committed-batch markers
 under the checkpoint with inotify, stops the JVM the instant one appears, and kills it if Spark has not
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from spark_kpl.testing._env import apply_loopback_env, loopback_env
-from spark_kpl.testing.processes import live_children
+from spark_kpl_testing.env import apply_loopback_env, loopback_env, python_path
+from spark_kpl_testing.processes import live_children, log_tail
 
 __all__ = ["kill_between_sink_and_spark_commit", "start_query"]
 
@@ -63,10 +63,6 @@ class _RenamesInto:
         os.close(self._fd)
 
 
-def _tail(log: Path, lines: int = 30) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-
-
 def _kill(pids: List[int]) -> None:
     for pid in pids:
         try:
@@ -86,13 +82,13 @@ def kill_between_sink_and_spark_commit(source: Path, checkpoint: Path, stream: s
     with open(log, "wb") as out:
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, str(source), str(checkpoint), stream, json.dumps(options)],
-            env={**loopback_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+            env={**loopback_env(), "PYTHONPATH": python_path()},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out, start_new_session=True)
     try:
         assert child.stdout is not None
         started = child.stdout.readline().split()
         if not started:
-            raise AssertionError(f"the query's driver did not start:\n{_tail(log)}")
+            raise AssertionError(f"the query's driver did not start:\n{log_tail(log)}")
         jvm = int(started[-1])
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and child.poll() is None:
@@ -106,7 +102,7 @@ def kill_between_sink_and_spark_commit(source: Path, checkpoint: Path, stream: s
                 _kill([jvm, *live_children(jvm, "kinesis_producer")])
                 return int(name)
         raise AssertionError(f"the query ended, or {timeout:.0f} s passed, before the driver could be killed "
-                             f"between the sink's and Spark's commit of a batch:\n{_tail(log)}")
+                             f"between the sink's and Spark's commit of a batch:\n{log_tail(log)}")
     finally:
         renames.close()
         if child.poll() is None:

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import Dict, List, Mapping, Optional, Type
 
 from spark_kpl import _CONNECT_SERVER
-from spark_kpl.testing._env import loopback_env
-from spark_kpl.testing.cluster import _free_port, _tail, spark_home, stop_process_tree
+from spark_kpl_testing.cluster import spark_home
+from spark_kpl_testing.env import loopback_env
+from spark_kpl_testing.net import LOOPBACK, free_port, wait_listening
+from spark_kpl_testing.processes import log_tail, stop_process_tree
 
 __all__ = ["ConnectServer", "connect_unavailable"]
 
@@ -71,10 +71,10 @@ class ConnectServer:
     def command(self) -> List[str]:
         """The spark-submit command line, as README's Spark Connect section gives it."""
         conf = {
-            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.address": LOOPBACK,
             "spark.connect.grpc.binding.port": str(self.port),
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": LOOPBACK,
+            "spark.driver.bindAddress": LOOPBACK,
             **self.conf,
         }
         settings = [part for key, value in conf.items() for part in ("--conf", f"{key}={value}")]
@@ -94,32 +94,19 @@ class ConnectServer:
         if self._process is not None:
             raise RuntimeError("Connect server already started")
         self._tmp = Path(tempfile.mkdtemp(prefix="spark-kpl-connect-"))
-        self.port = _free_port()
+        self.port = free_port()
         env = loopback_env()
-        env.update(SPARK_HOME=spark_home(), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=str(self._tmp))
+        env.update(SPARK_HOME=spark_home(), SPARK_LOCAL_IP=LOOPBACK, SPARK_LOCAL_DIRS=str(self._tmp))
         with open(self.log, "wb") as out:
             self._process = subprocess.Popen(self.command(), env=env, cwd=str(self._tmp), stdin=subprocess.DEVNULL,
                                              stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            self._wait_listening()
+            wait_listening(self.port, self.start_timeout, "the Spark Connect server", self._process)
         except BaseException as error:
-            tail = _tail(self.log)
+            tail = log_tail(self.log)
             self.stop()
             raise RuntimeError(f"Spark Connect server did not come up ({error!r}):\n{tail}") from error
         return self
-
-    def _wait_listening(self) -> None:
-        assert self._process is not None
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"pid {self._process.pid} exited with {self._process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.5)
-        raise TimeoutError(f"nothing listens on 127.0.0.1:{self.port} after {self.start_timeout}s")
 
     def stop(self) -> None:
         """TERM to the server (its shutdown closes the producers), then KILL to whatever of it is left."""

@@ -1,9 +1,14 @@
-"""The environment that keeps the AWS SDK and the KPL daemon away from the EC2 metadata address."""
+"""The environment every process started by the harness gets: loopback-safe AWS settings (the AWS SDK
+and the KPL daemon otherwise ask the EC2 metadata address for a region and credentials), and a
+PYTHONPATH that finds the project's packages from any working directory."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Dict, Mapping, Optional
+
+import spark_kpl
 
 #: Set in every process that runs the KPL or an AWS client during tests, scripts and benchmarks.
 LOOPBACK_AWS_ENV: Dict[str, str] = {
@@ -30,3 +35,14 @@ def apply_loopback_env() -> None:
     env = loopback_env()
     os.environ.clear()
     os.environ.update(env)
+
+
+def python_path() -> str:
+    """The caller's PYTHONPATH made absolute, plus the folders holding ``spark_kpl`` and this harness.
+
+    Executors and child drivers run with another working directory, so a relative entry
+    (``PYTHONPATH=python``) would not find the packages there.
+    """
+    entries = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    entries += [str(Path(spark_kpl.__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1])]
+    return os.pathsep.join(dict.fromkeys(entries))

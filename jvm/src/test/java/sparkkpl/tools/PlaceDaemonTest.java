@@ -1,4 +1,4 @@
-package sparkkpl.natives;
+package sparkkpl.tools;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -13,6 +13,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
+import sparkkpl.natives.NativeDaemon;
 
 public class PlaceDaemonTest {
 
@@ -28,7 +29,7 @@ public class PlaceDaemonTest {
 
         assertEquals(PlaceDaemon.PLACED, run(dir.toString()));
 
-        assertEquals(NativeDaemon.install(dir) + System.lineSeparator(), text(out));
+        assertEquals(NativeDaemon.install(dir, "spark.kpl.nativeDir") + System.lineSeparator(), text(out));
         assertEquals("", text(err));
     }
 

@@ -1,5 +1,5 @@
 """A loopback STS endpoint that answers ``AssumeRole`` with temporary credentials a
-:class:`~spark_kpl.testing.endpoint.KinesisEndpoint` then accepts.
+:class:`~spark_kpl_testing.endpoint.KinesisEndpoint` then accepts.
 
 It checks each call's SigV4 signature (service ``sts``) against the long-term credentials it was
 given, as STS does, and hands out a fresh access key id, secret and session token per call, made known
@@ -21,8 +21,9 @@ from typing import Any, Iterable, List, Optional
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
-from spark_kpl.testing.endpoint import LOOPBACK, LOOPBACK_CREDENTIALS, KinesisEndpoint
-from spark_kpl.testing.sigv4 import Credentials, SignatureRejected, SigV4Verifier
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = ["StsEndpoint"]
 

@@ -7,11 +7,10 @@ LocalStack instead of the embedded kinesis-mock. Not run on machines without a D
 
 from __future__ import annotations
 
-import atexit
 from typing import Any, Optional
 
-from spark_kpl.testing._env import LOOPBACK_AWS_ENV
-from spark_kpl.testing.kinesis import LocalKinesis
+from spark_kpl_testing.env import LOOPBACK_AWS_ENV
+from spark_kpl_testing.kinesis import LocalKinesis
 
 #: Pinned: LocalStack serves Kinesis, HTTP and HTTPS alike, on its edge port.
 LOCALSTACK_IMAGE = "localstack/localstack:3.8.1"
@@ -25,7 +24,7 @@ class LocalStackKinesis(LocalKinesis):
         super().__init__(region=region)
         self._container: Optional[Any] = None
 
-    def start(self) -> "LocalStackKinesis":
+    def _start(self) -> None:
         from testcontainers.core.container import DockerContainer
         from testcontainers.core.waiting_utils import wait_for_logs
 
@@ -35,18 +34,11 @@ class LocalStackKinesis(LocalKinesis):
             container = container.with_env(key, value)
         container.start()
         self._container = container
-        atexit.register(self.stop)
-        try:
-            wait_for_logs(container, "Ready.", timeout=120)
-            port = int(container.get_exposed_port(EDGE_PORT))
-            self._ports = (port, port)  # the edge port speaks both TLS and plain HTTP
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        wait_for_logs(container, "Ready.", timeout=120)
+        port = int(container.get_exposed_port(EDGE_PORT))
+        self._ports = (port, port)  # the edge port speaks both TLS and plain HTTP
 
-    def stop(self) -> None:
-        atexit.unregister(self.stop)
+    def _stop(self) -> None:
         self._close_clients()
         container, self._container = self._container, None
         if container is not None:

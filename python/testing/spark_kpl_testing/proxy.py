@@ -18,7 +18,7 @@ import socket
 import threading
 from typing import List, Optional
 
-LOOPBACK = "127.0.0.1"
+from spark_kpl_testing.net import LOOPBACK
 
 
 class ConnectProxy:

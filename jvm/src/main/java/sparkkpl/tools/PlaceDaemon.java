@@ -1,17 +1,19 @@
-package sparkkpl.natives;
+package sparkkpl.tools;
 
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import sparkkpl.config.SinkOption;
+import sparkkpl.natives.NativeDaemon;
 
 /**
- * {@code java -cp spark-kpl.jar sparkkpl.natives.PlaceDaemon [<dir>]}: places the daemon with the code
+ * {@code java -cp spark-kpl.jar sparkkpl.tools.PlaceDaemon [<dir>]}: places the daemon with the code
  * executors run and prints its path, so a bootstrap action (EMR and Glue nodes have a JVM) places it
  * exactly as they would look for it. Without {@code <dir>}, in {@link NativeDaemon#defaultDir()}.
  *
  * <p>Exit status {@value #PLACED} with the path on stdout; {@value #REFUSED} with the reason on stderr,
- * naming the folder and the config key that moves it; {@value #WRONG_ARGUMENTS} with the usage.
+ * naming the folder and the config key that moves it (the executors' {@code <dir>}); {@value #WRONG_ARGUMENTS} with the usage.
  */
 public final class PlaceDaemon {
 
@@ -33,7 +35,7 @@ public final class PlaceDaemon {
         }
         Path dir = args.length == 1 ? Paths.get(args[0]) : NativeDaemon.defaultDir();
         try {
-            out.println(NativeDaemon.install(dir));
+            out.println(NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey()));
             return PLACED;
         } catch (UncheckedIOException | IllegalStateException refused) {
             err.println("spark-kpl: " + refused.getMessage());

@@ -1,0 +1,379 @@
+"""The Kinesis JSON 1.1 operations the endpoint serves, over its streams: what each call answers.
+
+``ListShards`` and ``PutRecords`` for the KPL daemon; ``PutRecord``, ``CreateStream``, ``DeleteStream``,
+``DescribeStream``, ``DescribeStreamSummary``, ``ListStreams``, ``SplitShard``, ``MergeShards`` for
+tests; ``GetShardIterator`` and ``GetRecords`` for consumers that read the stored records as they are.
+Records are routed to shards as Kinesis routes them: MD5 of the partition key, or the explicit hash key,
+over the open shards' hash ranges.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+
+from spark_kpl_testing.endpoint.counters import PUT_OPERATIONS, Counters
+from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError, stream_not_found
+from spark_kpl_testing.endpoint.faults import FaultInjector
+from spark_kpl_testing.endpoint.streams import HASH_SPACE, Stream, validate_stream
+from spark_kpl_testing.records import Record, user_records
+
+__all__ = ["KinesisApi"]
+
+_MAX_RECORDS_PER_CALL = 500
+_MAX_CALL_BYTES = 5 << 20
+_MAX_RECORD_BYTES = 1 << 20
+
+Answer = Union[Dict[str, Any], bytes]  # bytes: JSON already encoded
+
+
+class KinesisApi:
+    """The streams and the operations on them; thread-safe (one lock over every stream's state)."""
+
+    def __init__(self, streams: Mapping[str, int], region: str, store: bool, faults: FaultInjector,
+                 counters: Counters) -> None:
+        self.region = region
+        #: False: records are counted, not kept (benchmarks); their base64 data is then never decoded.
+        self.store = store
+        self._faults = faults
+        self._counters = counters
+        self._lock = threading.Lock()
+        self._streams: Dict[str, Stream] = {name: Stream(name, validate_stream(name, shards), region)
+                                            for name, shards in streams.items()}
+        #: stream name -> stored records after which the stream is deleted (see delete_stream_after)
+        self._delete_after: Dict[str, int] = {}
+        self._operations: Dict[str, Callable[[Dict[str, Any]], Answer]] = {
+            "PutRecords": self._put_records,
+            "PutRecord": self._put_record,
+            "ListShards": self._list_shards,
+            "DescribeStreamSummary": self._describe_stream_summary,
+            "DescribeStream": self._describe_stream,
+            "CreateStream": self._create_stream_call,
+            "DeleteStream": self._delete_stream_call,
+            "ListStreams": self._list_streams,
+            "SplitShard": self._split_shard_call,
+            "MergeShards": self._merge_shards_call,
+            "GetShardIterator": self._get_shard_iterator,
+            "GetRecords": self._get_records,
+        }
+
+    def call(self, operation: str, body: bytes) -> Answer:
+        """Answer one call; raises :class:`ApiError` for an error answer."""
+        try:
+            payload = json.loads(body) if body else {}
+        except ValueError as e:
+            raise ApiError(400, "SerializationException", f"bad JSON: {e}") from None
+        if not isinstance(payload, dict):
+            raise ApiError(400, "SerializationException", "the body is not a JSON object")
+        serve = self._operations.get(operation)
+        if serve is None:
+            raise ApiError(400, "UnknownOperationException", f"unsupported operation {operation}")
+        if operation not in PUT_OPERATIONS:
+            self._counters.request(operation, payload)
+        return serve(payload)
+
+    # -- streams, for the endpoint's owner ----------------------------------------------------
+
+    def create_stream(self, name: str, shards: int) -> None:
+        stream = Stream(name, validate_stream(name, shards), self.region)
+        with self._lock:
+            if name in self._streams:
+                raise ValueError(f"stream {name!r} already exists")
+            self._streams[name] = stream
+
+    def delete_stream(self, name: str) -> None:
+        with self._lock:
+            self._delete_after.pop(name, None)
+            if self._streams.pop(name, None) is None:
+                raise KeyError(f"no stream {name!r}")
+
+    def open_shard_counts(self) -> Dict[str, int]:
+        with self._lock:
+            return {name: len(s.shards) for name, s in self._streams.items()}
+
+    def records(self, stream: str) -> List[Record]:
+        with self._lock:
+            found = self._streams.get(stream)
+            if found is None:
+                raise KeyError(f"no stream {stream!r}")
+            snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
+        out: List[Record] = []
+        for shard_id, stored in snapshot:
+            for sequence_number, partition_key, _ehk, data, _arrived in stored:
+                raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number,
+                       "PartitionKey": partition_key}
+                out.extend(user_records(raw, shard_id))
+        return out
+
+    def delete_stream_after(self, name: str, records: int) -> None:
+        if records < 1:
+            raise ValueError(f"records must be >= 1, got {records!r}")
+        with self._lock:
+            if name not in self._streams:
+                raise KeyError(f"no stream {name!r}")
+            self._delete_after[name] = records
+
+    def split_shard(self, stream: str, shard_id: Any, new_starting_hash_key: int) -> None:
+        with self._lock:
+            self._stream({"StreamName": stream}).split(shard_id, new_starting_hash_key)
+
+    def merge_shards(self, stream: str, shard_id: Any, adjacent_shard_id: Any) -> None:
+        with self._lock:
+            self._stream({"StreamName": stream}).merge(shard_id, adjacent_shard_id)
+
+    def hash_ranges(self, stream: str) -> Dict[str, Tuple[int, int]]:
+        with self._lock:
+            return {s.shard_id: (s.start, s.end) for s in self._stream({"StreamName": stream}).all_shards}
+
+    # -- the operations ------------------------------------------------------------------------
+
+    def _stream(self, payload: Mapping[str, Any]) -> Stream:
+        """The call's stream, by StreamName or StreamARN; the lock need not be held."""
+        name = payload.get("StreamName")
+        if name is None:
+            arn = payload.get("StreamARN")
+            if not isinstance(arn, str) or "stream/" not in arn:
+                raise ApiError(400, "InvalidArgumentException", "StreamName or StreamARN is required")
+            name = arn.rsplit("stream/", 1)[1]
+        stream = self._streams.get(name)
+        if stream is None:
+            raise stream_not_found(name)
+        return stream
+
+    def _put_record(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        stream = self._stream(payload)
+        entry = {k: payload.get(k) for k in ("Data", "PartitionKey", "ExplicitHashKey")}
+        result = self._put(stream, [entry])[0]
+        if "ErrorCode" in result:
+            status = 500 if result["ErrorCode"] == "InternalFailure" else 400
+            raise ApiError(status, result["ErrorCode"], result["ErrorMessage"])
+        return {**result, "EncryptionType": "NONE"}
+
+    def _put_records(self, payload: Dict[str, Any]) -> bytes:
+        stream = self._stream(payload)
+        entries = payload.get("Records")
+        if not isinstance(entries, list) or not 1 <= len(entries) <= _MAX_RECORDS_PER_CALL:
+            raise ApiError(400, "ValidationException",
+                           f"Records must be a list of 1 to {_MAX_RECORDS_PER_CALL} records")
+        results = self._put(stream, entries)
+        failed = sum(1 for r in results if "ErrorCode" in r)
+        # Built by hand: the answer is most of this endpoint's JSON work.
+        parts = [
+            f'{{"ErrorCode":"{r["ErrorCode"]}","ErrorMessage":{json.dumps(r["ErrorMessage"])}}}'
+            if "ErrorCode" in r else
+            f'{{"SequenceNumber":"{r["SequenceNumber"]}","ShardId":"{r["ShardId"]}"}}'
+            for r in results
+        ]
+        return (f'{{"FailedRecordCount":{failed},"EncryptionType":"NONE","Records":['
+                + ",".join(parts) + "]}").encode()
+
+    def _put(self, stream: Stream, entries: List[Any]) -> List[Dict[str, str]]:
+        """Route, throttle, fail or accept each record; one result per record, in order."""
+        routed = _route(entries)
+        faults = self._faults.faults
+        record_rate, byte_rate = faults.shard_records_per_second, faults.shard_bytes_per_second
+        limited = record_rate is not None or byte_rate is not None
+        results: List[Dict[str, str]] = []
+        accepted = accepted_bytes = 0
+        errors: Counter = Counter()
+        with self._lock:
+            if self._streams.get(stream.name) is not stream:  # deleted meanwhile
+                raise stream_not_found(stream.name)
+            now, arrived = time.monotonic(), time.time()
+            for hash_key, size, key, ehk, data in routed:
+                shard = stream.shard_for(hash_key)  # under the lock: a split or merge may have just happened
+                if limited and shard.limits.throttled(size, now, record_rate, byte_rate):
+                    errors["ProvisionedThroughputExceededException"] += 1
+                    results.append({"ErrorCode": "ProvisionedThroughputExceededException",
+                                    "ErrorMessage": f"Rate exceeded for shard {shard.shard_id} in stream "
+                                                    f"{stream.name} under account {ACCOUNT}."})
+                elif self._faults.record_fails():
+                    errors["InternalFailure"] += 1
+                    results.append({"ErrorCode": "InternalFailure", "ErrorMessage": "Internal service failure."})
+                else:
+                    sequence_number = shard.accept(key, ehk, data, arrived, self.store)
+                    accepted += 1
+                    accepted_bytes += size
+                    results.append({"SequenceNumber": sequence_number, "ShardId": shard.shard_id})
+            self._counters.records(accepted, accepted_bytes, len(routed) - accepted, errors)
+            deletion_due = self._delete_after.get(stream.name)
+            if deletion_due is not None and stream.records_accepted >= deletion_due:
+                del self._delete_after[stream.name]
+                del self._streams[stream.name]
+        return results
+
+    def _list_shards(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        token = payload.get("NextToken")
+        if token is not None:
+            try:
+                name, offset = json.loads(base64.b64decode(token))
+            except Exception:
+                raise ApiError(400, "InvalidArgumentException", "bad NextToken") from None
+            stream = self._stream({"StreamName": name})
+            shard_filter: Any = None
+        else:
+            stream = self._stream(payload)
+            offset = 0
+            shard_filter = payload.get("ShardFilter")
+        with self._lock:
+            shards = list(stream.all_shards)
+        after = payload.get("ExclusiveStartShardId")
+        if isinstance(shard_filter, dict):
+            kind = shard_filter.get("Type")
+            if kind == "AFTER_SHARD_ID":
+                after = shard_filter.get("ShardId")
+            elif kind == "AT_LATEST":
+                shards = [s for s in shards if not s.closed]
+            elif kind not in ("AT_TRIM_HORIZON", "FROM_TRIM_HORIZON", "AT_TIMESTAMP", "FROM_TIMESTAMP"):
+                raise ApiError(400, "InvalidArgumentException", f"bad ShardFilter Type {kind!r}")
+            # Records are never trimmed here: the other filters select every shard, closed ones too.
+        if after is not None:
+            shards = [s for s in shards if s.shard_id > after]
+        limit = _limit(payload, "MaxResults", 1000)
+        page = shards[offset: offset + limit]
+        answer: Dict[str, Any] = {"Shards": [s.describe() for s in page]}
+        if offset + limit < len(shards):
+            answer["NextToken"] = base64.b64encode(json.dumps([stream.name, offset + limit]).encode()).decode()
+        return answer
+
+    def _describe_stream_summary(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        return {"StreamDescriptionSummary": self._stream(payload).summary()}
+
+    def _describe_stream(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        stream = self._stream(payload)
+        summary = stream.summary()
+        for key in ("OpenShardCount", "ConsumerCount"):
+            summary.pop(key)
+        summary["Shards"] = [s.describe() for s in stream.all_shards]
+        summary["HasMoreShards"] = False
+        return {"StreamDescription": summary}
+
+    def _create_stream_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        name = payload.get("StreamName")
+        shards = payload.get("ShardCount", 4)  # on-demand streams start with 4 shards
+        try:
+            self.create_stream(name, shards)  # type: ignore[arg-type]
+        except ValueError as e:
+            if isinstance(name, str) and name in self._streams:
+                raise ApiError(400, "ResourceInUseException",
+                               f"Stream {name} under account {ACCOUNT} already exists.") from None
+            raise ApiError(400, "InvalidArgumentException", str(e)) from None
+        return {}
+
+    def _delete_stream_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        stream = self._stream(payload)
+        try:
+            self.delete_stream(stream.name)
+        except KeyError:
+            raise stream_not_found(stream.name) from None
+        return {}
+
+    def _split_shard_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            new_start = int(payload.get("NewStartingHashKey"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ApiError(400, "InvalidArgumentException", "NewStartingHashKey must be a decimal") from None
+        with self._lock:
+            self._stream(payload).split(payload.get("ShardToSplit"), new_start)
+        return {}
+
+    def _merge_shards_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            self._stream(payload).merge(payload.get("ShardToMerge"), payload.get("AdjacentShardToMerge"))
+        return {}
+
+    def _get_shard_iterator(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        """TRIM_HORIZON or LATEST only; the iterator names the stream, the shard and the next record's index."""
+        stream = self._stream(payload)
+        kind = payload.get("ShardIteratorType")
+        with self._lock:
+            shard = stream.any_shard(payload.get("ShardId"))
+            if kind not in ("TRIM_HORIZON", "LATEST"):
+                raise ApiError(400, "InvalidArgumentException",
+                               f"ShardIteratorType {kind!r}: this endpoint serves TRIM_HORIZON and LATEST")
+            position = 0 if kind == "TRIM_HORIZON" else len(shard.stored)
+        return {"ShardIterator": _shard_iterator(stream.name, shard.shard_id, position)}
+
+    def _get_records(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            name, shard_id, position = json.loads(base64.b64decode(payload.get("ShardIterator") or ""))
+        except Exception:
+            raise ApiError(400, "InvalidArgumentException", "bad ShardIterator") from None
+        limit = _limit(payload, "Limit", 10000)
+        stream = self._stream({"StreamName": name})
+        with self._lock:
+            shard = stream.any_shard(shard_id)
+            page, behind, closed = shard.stored[position: position + limit], len(shard.stored) - position, shard.closed
+        answer: Dict[str, Any] = {
+            "Records": [{"SequenceNumber": seq, "ApproximateArrivalTimestamp": arrived, "Data": data,
+                         "PartitionKey": key, "EncryptionType": "NONE"}
+                        for seq, key, _ehk, data, arrived in page],
+            "MillisBehindLatest": 0 if behind <= limit else 1000,
+        }
+        if not (closed and behind <= limit):  # as Kinesis: no next iterator once a closed shard is read to its end
+            answer["NextShardIterator"] = _shard_iterator(name, shard_id, position + len(page))
+        return answer
+
+    def _list_streams(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            streams = sorted(self._streams.values(), key=lambda s: s.name)
+        return {"StreamNames": [s.name for s in streams], "HasMoreStreams": False,
+                "StreamSummaries": [{"StreamName": s.name, "StreamARN": s.arn, "StreamStatus": "ACTIVE"}
+                                    for s in streams]}
+
+
+def _route(entries: List[Any]) -> List[Tuple[int, int, str, Optional[str], str]]:
+    """(hash key, size, partition key, explicit hash key, base64 data) of each record of a put, checked
+    as Kinesis checks them; raises :class:`ApiError` for the whole call otherwise."""
+    routed: List[Tuple[int, int, str, Optional[str], str]] = []
+    call_bytes = 0
+    md5 = hashlib.md5
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ApiError(400, "SerializationException", f"record {i} is not an object")
+        data, key, ehk = entry.get("Data"), entry.get("PartitionKey"), entry.get("ExplicitHashKey")
+        if not isinstance(data, str):
+            raise ApiError(400, "ValidationException", f"record {i}: Data is required")
+        if not isinstance(key, str) or not 1 <= len(key) <= 256:
+            raise ApiError(400, "ValidationException", f"record {i}: PartitionKey must be 1 to 256 characters")
+        encoded_key = key.encode()
+        size = _decoded_size(data) + len(encoded_key)
+        if size > _MAX_RECORD_BYTES:
+            raise ApiError(400, "ValidationException", f"record {i} is larger than 1 MiB")
+        call_bytes += size
+        if ehk is None:
+            hash_key = int.from_bytes(md5(encoded_key).digest(), "big")
+        else:
+            try:
+                hash_key = int(ehk)
+                valid = isinstance(ehk, str) and 0 <= hash_key < HASH_SPACE
+            except (TypeError, ValueError):
+                valid = False
+            if not valid:
+                raise ApiError(400, "InvalidArgumentException",
+                               f"record {i}: ExplicitHashKey {ehk!r} is not 0 to 2^128-1")
+        routed.append((hash_key, size, key, ehk, data))
+    if call_bytes > _MAX_CALL_BYTES:
+        raise ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
+    return routed
+
+
+def _decoded_size(data: str) -> int:
+    """Bytes a base64 string decodes to, without decoding it."""
+    return len(data) * 3 // 4 - (data[-2:] == "==") - (data[-1:] == "=")
+
+
+def _limit(payload: Mapping[str, Any], name: str, default: int, maximum: int = 10000) -> int:
+    limit = payload.get(name) or default
+    if not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise ApiError(400, "InvalidArgumentException", f"{name} must be 1 to {maximum}")
+    return limit
+
+
+def _shard_iterator(stream: str, shard_id: str, position: int) -> str:
+    return base64.b64encode(json.dumps([stream, shard_id, position]).encode()).decode()

@@ -1,0 +1,162 @@
+"""What the endpoint does wrong on purpose: the fault settings, when each fault is due, and throttling."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Dict, FrozenSet, Optional
+
+__all__ = ["KINESIS_SHARD_BYTES_PER_SECOND", "KINESIS_SHARD_RECORDS_PER_SECOND", "CallFault", "FaultInjector", "Faults",
+           "TokenBuckets"]
+
+#: Kinesis's write limits per shard.
+KINESIS_SHARD_RECORDS_PER_SECOND = 1000
+KINESIS_SHARD_BYTES_PER_SECOND = 1 << 20
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What the endpoint does wrong, on purpose. Rates are shares between 0 and 1.
+
+    ``shard_records_per_second`` / ``shard_bytes_per_second``: per-shard write limits (``None``: no
+    throttling); Kinesis's own are :data:`KINESIS_SHARD_RECORDS_PER_SECOND` and
+    :data:`KINESIS_SHARD_BYTES_PER_SECOND` (see :meth:`kinesis_limits`). Bytes are data plus
+    partition key, as Kinesis counts them. ``operations``: the calls that ``http_error_rate``,
+    ``reset_rate`` and ``latency`` apply to.
+    """
+
+    shard_records_per_second: Optional[float] = None
+    shard_bytes_per_second: Optional[float] = None
+    http_error_rate: float = 0.0
+    reset_rate: float = 0.0
+    record_failure_rate: float = 0.0
+    latency: float = 0.0
+    operations: FrozenSet[str] = frozenset({"PutRecords"})
+
+    def __post_init__(self) -> None:
+        for name in ("http_error_rate", "reset_rate", "record_failure_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Faults.{name} must be between 0 and 1, got {value!r}")
+        for name in ("shard_records_per_second", "shard_bytes_per_second"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"Faults.{name} must be positive or None, got {value!r}")
+        if self.latency < 0:
+            raise ValueError(f"Faults.latency must be >= 0 seconds, got {self.latency!r}")
+        object.__setattr__(self, "operations", frozenset(self.operations))
+
+    @classmethod
+    def kinesis_limits(cls, share: float = 1.0, **others: Any) -> "Faults":
+        """Kinesis's per-shard write limits, or ``share`` of them."""
+        return cls(
+            shard_records_per_second=KINESIS_SHARD_RECORDS_PER_SECOND * share,
+            shard_bytes_per_second=KINESIS_SHARD_BYTES_PER_SECOND * share,
+            **others,
+        )
+
+
+@dataclass(frozen=True)
+class CallFault:
+    """What happens to one call: a TCP reset, or an HTTP error answer (500 or 503), after ``latency``."""
+
+    latency: float = 0.0
+    reset: bool = False
+    http_status: Optional[int] = None
+
+
+class FaultInjector:
+    """The faults in force, an outage window, and which call or record each fault falls on.
+
+    Shares are exact and evenly spread, not drawn at random (error diffusion: each call or record adds
+    its share to a carry, and the fault is due when the carry reaches 1), so a test with few calls still
+    meets each fault it asks for, the same way every run. Thread-safe.
+    """
+
+    def __init__(self, faults: Optional[Faults] = None) -> None:
+        self._lock = threading.Lock()
+        self._faults = faults or Faults()
+        self._outage_until = 0.0
+        self._carry: Dict[str, float] = {"reset": 0.5, "error": 0.5, "record": 0.5}
+        self._last_error_503 = False
+
+    @property
+    def faults(self) -> Faults:
+        return self._faults
+
+    def set(self, faults: Optional[Faults] = None, **changes: Any) -> Faults:
+        with self._lock:
+            self._faults = replace(faults or self._faults, **changes)
+            return self._faults
+
+    def outage(self, seconds: float) -> None:
+        with self._lock:
+            self._outage_until = time.monotonic() + seconds
+
+    def end_outage(self) -> None:
+        with self._lock:
+            self._outage_until = 0.0
+
+    def in_outage(self) -> bool:
+        return time.monotonic() < self._outage_until
+
+    def call_fault(self, operation: str) -> CallFault:
+        """The fault due for this call of ``operation`` (none, mostly)."""
+        faults = self._faults
+        if operation not in faults.operations:
+            return CallFault()
+        with self._lock:
+            if self._due("reset", faults.reset_rate):
+                return CallFault(faults.latency, reset=True)
+            if self._due("error", faults.http_error_rate):  # 500 and 503 in turn
+                self._last_error_503 = not self._last_error_503
+                return CallFault(faults.latency, http_status=503 if self._last_error_503 else 500)
+        return CallFault(faults.latency)
+
+    def record_fails(self) -> bool:
+        """Whether this record gets ``InternalFailure`` in its own result."""
+        rate = self._faults.record_failure_rate
+        if not rate:
+            return False
+        with self._lock:
+            return self._due("record", rate)
+
+    def _due(self, kind: str, share: float) -> bool:
+        if share <= 0:
+            return False
+        carry = self._carry[kind] + share
+        due = carry >= 1.0
+        self._carry[kind] = carry - 1.0 if due else carry
+        return due
+
+
+class TokenBuckets:
+    """A shard's write limits: token buckets holding one second of each; a throttled record takes nothing."""
+
+    __slots__ = ("record_tokens", "byte_tokens", "refilled")
+
+    def __init__(self) -> None:
+        self.record_tokens = self.byte_tokens = -1.0  # full at first use
+        self.refilled = 0.0
+
+    def throttled(self, size: int, now: float, record_rate: Optional[float], byte_rate: Optional[float]) -> bool:
+        elapsed = now - self.refilled
+        self.refilled = now
+        if record_rate is not None:
+            if self.record_tokens < 0:
+                self.record_tokens = record_rate
+            self.record_tokens = min(record_rate, self.record_tokens + elapsed * record_rate)
+            if self.record_tokens < 1:
+                return True
+        if byte_rate is not None:
+            if self.byte_tokens < 0:
+                self.byte_tokens = byte_rate
+            self.byte_tokens = min(byte_rate, self.byte_tokens + elapsed * byte_rate)
+            if self.byte_tokens < size:
+                return True
+        if record_rate is not None:
+            self.record_tokens -= 1
+        if byte_rate is not None:
+            self.byte_tokens -= size
+        return False

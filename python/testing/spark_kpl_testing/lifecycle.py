@@ -1,0 +1,46 @@
+"""What every server the harness starts has in common: it is a context manager, a start that fails stops
+what it had started, and stop() is idempotent and runs at interpreter exit too, so that nothing outlives
+the test, script or benchmark that started it."""
+
+from __future__ import annotations
+
+import atexit
+from typing import TypeVar
+
+__all__ = ["Service"]
+
+S = TypeVar("S", bound="Service")
+
+
+class Service:
+    """Subclasses say how to start (:meth:`_start`) and how to stop (:meth:`_stop`, safe to call on a
+    service that never started or only half started)."""
+
+    def start(self: S) -> S:
+        self._check_startable()
+        atexit.register(self.stop)
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        atexit.unregister(self.stop)
+        self._stop()
+
+    def __enter__(self: S) -> S:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _check_startable(self) -> None:
+        """Raises if the service is running already."""
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _stop(self) -> None:
+        raise NotImplementedError

@@ -1,0 +1,226 @@
+"""The harness's one reader of /proc: process trees, memory and CPU, and stopping what was started.
+
+Tests, scripts and benchmarks count KPL daemons per JVM, sample resident memory, check that nothing was
+left behind, and stop every process they started by its own pid. A pid can be reused once its process
+has gone, so whatever signals a process it saw earlier checks its start time first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional
+
+from spark_kpl_testing.polling import poll_until
+
+__all__ = [
+    "ProcessStat", "age_seconds", "alive", "cmdline", "cpu_seconds", "daemons_placed_in", "descendants",
+    "driver_jvm_pid", "live_children", "log_tail", "process_stat", "process_table", "rss_bytes", "running_from",
+    "stop_process_tree", "stop_processes", "terminate", "threads", "wait_gone",
+]
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICKS = os.sysconf("SC_CLK_TCK")
+#: The kernel keeps a command name to 15 characters.
+_COMMAND_CHARS = 15
+
+
+@dataclass(frozen=True)
+class ProcessStat:
+    """The fields of ``/proc/<pid>/stat`` (or of a thread's ``task/<tid>/stat``) the harness uses."""
+
+    pid: int
+    command: str
+    state: str
+    ppid: int
+    pgid: int
+    cpu_ticks: int  # user plus system time
+    start_ticks: int  # since boot: with the pid, names one process even after the pid is reused
+    rss_pages: int
+
+    @property
+    def rss_bytes(self) -> int:
+        return self.rss_pages * _PAGE
+
+    @property
+    def gone(self) -> bool:
+        return self.state in ("Z", "X")
+
+
+def _read_stat(path: str) -> Optional[ProcessStat]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None  # exited meanwhile
+    # The command name is in parentheses and may hold spaces or parentheses: split after the last ')'.
+    close = raw.rindex(")")
+    fields = raw[close + 2:].split()
+    return ProcessStat(pid=int(raw[:raw.index(" ")]), command=raw[raw.index("(") + 1:close], state=fields[0],
+                       ppid=int(fields[1]), pgid=int(fields[2]), cpu_ticks=int(fields[11]) + int(fields[12]),
+                       start_ticks=int(fields[19]), rss_pages=int(fields[21]))
+
+
+def process_stat(pid: int) -> Optional[ProcessStat]:
+    """``pid``'s stat, or None once it has exited."""
+    return _read_stat(f"/proc/{pid}/stat")
+
+
+def process_table() -> Dict[int, ProcessStat]:
+    """Every running process (zombies left out), by pid."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            found = process_stat(int(entry))
+            if found is not None and not found.gone:
+                table[found.pid] = found
+    return table
+
+
+def live_children(parent: int, name: str) -> List[int]:
+    """Pids of ``parent``'s running children whose command name starts with ``name`` (cut as the kernel
+    cuts it)."""
+    return sorted(p.pid for p in process_table().values()
+                  if p.ppid == parent and p.command.startswith(name[:_COMMAND_CHARS]))
+
+
+def descendants(*roots: int) -> Dict[int, ProcessStat]:
+    """Every running process below ``roots`` (children, their children, ...; not the roots), by pid."""
+    table = process_table()
+    children: Dict[int, List[int]] = {}
+    for process in table.values():
+        children.setdefault(process.ppid, []).append(process.pid)
+    found: Dict[int, ProcessStat] = {}
+    parents = list(roots)
+    while parents:
+        for child in children.get(parents.pop(), []):
+            if child not in found:
+                found[child] = table[child]
+                parents.append(child)
+    return found
+
+
+def cmdline(pid: int) -> List[str]:
+    """``pid``'s arguments; empty once it has exited."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def alive(pid: int, start_ticks: Optional[int] = None) -> bool:
+    """Whether ``pid`` runs (not a zombie) and, given its start time, is still the same process."""
+    found = process_stat(pid)
+    return found is not None and not found.gone and start_ticks in (None, found.start_ticks)
+
+
+def running_from(folder: Path) -> List[int]:
+    """Pids of every running process whose binary lies in ``folder``, whoever its parent is now (a daemon
+    its JVM left behind belongs to init)."""
+    return sorted(pid for pid in process_table() if _runs_from(pid, folder))
+
+
+def _runs_from(pid: int, folder: Path) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/exe").startswith(f"{folder}{os.sep}")
+    except OSError:
+        return False  # exited meanwhile, or not ours to read
+
+
+def daemons_placed_in(parents: Iterable[int], folder: Path) -> List[int]:
+    """Pids of the running KPL daemons, children of ``parents``, whose binary lies in ``folder``
+    (a write's own ``nativeDir`` tells its daemons from those of other writes)."""
+    return [daemon for parent in parents for daemon in live_children(parent, "kinesis_producer")
+            if _runs_from(daemon, folder)]
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of ``pid`` now; 0 once it has exited."""
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def age_seconds(pid: int) -> float:
+    """How long ``pid`` has been running."""
+    found = process_stat(pid)
+    if found is None:
+        raise ProcessLookupError(pid)
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - found.start_ticks / _TICKS
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time ``pid`` has used so far (user and system); 0 once it has exited."""
+    found = process_stat(pid)
+    return found.cpu_ticks / _TICKS if found else 0.0
+
+
+def threads(pid: int) -> Dict[int, ProcessStat]:
+    """Every thread of ``pid`` by thread id, with its name (``command``) and CPU ticks so far."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        found = _read_stat(f"/proc/{pid}/task/{tid}/stat")
+        if found is not None:
+            threads[found.pid] = found
+    return threads
+
+
+def terminate(process: "subprocess.Popen", grace: float) -> None:
+    """SIGTERM ``process`` itself (not its group), then SIGKILL if it outlives ``grace`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=grace)
+
+
+def stop_process_tree(process: "subprocess.Popen", timeout: float) -> None:
+    """TERM to ``process`` (a JVM's shutdown hooks close its KPL producers), KILL if it outlives
+    ``timeout``; then the same to whatever it started that is still running (daemons, workers)."""
+    children = {pid: found.start_ticks for pid, found in descendants(process.pid).items()}
+    terminate(process, timeout)
+    stop_processes(children, timeout)
+
+
+def stop_processes(pids: Mapping[int, int], timeout: float) -> None:
+    """TERM to each process (pid -> start ticks, so a reused pid is left alone), KILL to those that
+    outlive ``timeout``."""
+    _signal_each(pids, signal.SIGTERM)
+    if not poll_until(lambda: not any(alive(p, s) for p, s in pids.items()), timeout):
+        _signal_each(pids, signal.SIGKILL)
+        poll_until(lambda: not any(alive(p, s) for p, s in pids.items()), 5.0)
+
+
+def _signal_each(pids: Mapping[int, int], sig: int) -> None:
+    for pid, start_ticks in pids.items():
+        if alive(pid, start_ticks):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass  # exited meanwhile
+
+
+def driver_jvm_pid(spark: Any) -> int:
+    """The pid of a SparkSession's driver JVM (in local mode, the tasks' JVM too)."""
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The last ``lines`` of a process's log file, for an error message."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "<no log>"
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether ``pid`` has exited (or is a zombie) within ``timeout`` seconds."""
+    return poll_until(lambda: not alive(pid), timeout)
+
