@@ -37,6 +37,11 @@ def find(report: dict, workload: str, producer: str) -> Optional[dict]:
                  and e.get("records_per_s")), None)
 
 
+def row(*cells: object) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 def median_rate(entry: Optional[dict]) -> Optional[float]:
     return entry["records_per_s"]["median"] if entry else None
 
@@ -55,14 +60,14 @@ def table(report: dict) -> str:
             kinds = ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(e.get("peak_rss_by_kind", {}).items())
                               if v > 20 * 2**20)
             if not rate:
-                out.append(f"| {workload} | {e['producer']} | {e['records']:,} | failed (rc {e['returncode']}) "
-                           f"| | | | | |")
+                out.append(row(workload, e["producer"], f"{e['records']:,}", f"failed (rc {e['returncode']})",
+                               *[""] * 5))
                 continue
             cpu = e.get("endpoint_cpu_seconds", 0) / max(e.get("process_seconds", 1), 1e-9)
-            out.append(f"| {workload} | {e['producer']} | {e['records']:,} | {rate['median']:,.0f} "
-                       f"({rate['min']:,.0f}–{rate['max']:,.0f}) | {e['mb_per_s_median']:.2f} | "
-                       f"{ratio(report, e, 'sink')} | {ratio(report, e, 'boto3')} | "
-                       f"{e['peak_rss_bytes'] / 2**20:,.0f} ({kinds}) | {cpu:.2f} |")
+            out.append(row(workload, e["producer"], f"{e['records']:,}",
+                           f"{rate['median']:,.0f} ({rate['min']:,.0f}–{rate['max']:,.0f})",
+                           f"{e['mb_per_s_median']:.2f}", ratio(report, e, "sink"), ratio(report, e, "boto3"),
+                           f"{e['peak_rss_bytes'] / 2**20:,.0f} ({kinds})", f"{cpu:.2f}"))
     return "\n".join(out)
 
 
@@ -73,9 +78,9 @@ def kinesis_table(report: dict) -> str:
     for workload in WORKLOADS:
         for e in (e for e in results(report) if e["workload"] == workload and e.get("kinesis")):
             k = e["kinesis"]
-            out.append(f"| {workload} | {e['producer']} | {k['user_records_per_record']:,.1f} | "
-                       f"{k['bytes_per_record']:,.0f} | {k['records_per_put_call']:,.1f} | "
-                       f"{k['put_calls_per_s']:,.1f} | {k['rejected_share']:.1%} |")
+            out.append(row(workload, e["producer"], f"{k['user_records_per_record']:,.1f}",
+                           f"{k['bytes_per_record']:,.0f}", f"{k['records_per_put_call']:,.1f}",
+                           f"{k['put_calls_per_s']:,.1f}", f"{k['rejected_share']:.1%}"))
     return "\n".join(out)
 
 
@@ -125,35 +130,36 @@ def targets(report: dict) -> str:
         measured = sink_rate / base_rate if sink_rate and base_rate else None
         shown = f"{sink_rate:,.0f} / {base_rate:,.0f} = **{measured:.2f}**" if measured else ""
         goal_text = f"sink ≥ {goal:g} × {other}" + (f" (stretch {stretch:g} ×)" if stretch else "")
-        out.append(f"| {workload} | {goal_text} | {shown} | {verdict(measured, goal, stretch)} |")
+        out.append(row(workload, goal_text, shown, verdict(measured, goal, stretch)))
     sink = find(report, "A_100B_quota", "sink")
     rate = median_rate(sink)
     if sink and rate is not None and "key_bytes_mean" in sink:  # recorded since the 1 KB workload came in
         ceiling = quota_ceiling(sink)
         share = rate / ceiling
-        out.append(f"| A_100B_quota | sink ≥ {QUOTA_CEILING_SHARE:g} of the 1 MiB/s-per-shard ceiling "
-                   f"({sink['stream_shards']} shards × 1 MiB/s ÷ ({sink['record_bytes']} + "
-                   f"{sink['key_bytes_mean']:.1f} key) B = {ceiling:,.0f} records/s) | "
-                   f"{rate:,.0f} = **{share:.2f}** of it | {verdict(share, QUOTA_CEILING_SHARE)} |")
+        out.append(row("A_100B_quota",
+                       f"sink ≥ {QUOTA_CEILING_SHARE:g} of the 1 MiB/s-per-shard ceiling ({sink['stream_shards']} "
+                       f"shards × 1 MiB/s ÷ ({sink['record_bytes']} + {sink['key_bytes_mean']:.1f} key) B = "
+                       f"{ceiling:,.0f} records/s)", f"{rate:,.0f} = **{share:.2f}** of it",
+                       verdict(share, QUOTA_CEILING_SHARE)))
     for workload in WORKLOADS:
         sink, boto3 = find(report, workload, "sink"), find(report, workload, "boto3")
         if sink and boto3:
             kinds = sink["peak_rss_by_kind"]
             held = kinds.get("jvm", 0) + kinds.get("daemon", 0)
             measured = boto3["peak_rss_bytes"] / held
-            out.append(f"| {workload} | peak RSS of the sink's JVM + daemon ≤ boto3's whole tree | "
-                       f"{held / 2**20:,.0f} MiB vs {boto3['peak_rss_bytes'] / 2**20:,.0f} MiB | "
-                       f"{verdict(measured, 1.0)} |")
+            out.append(row(workload, "peak RSS of the sink's JVM + daemon ≤ boto3's whole tree",
+                           f"{held / 2**20:,.0f} MiB vs {boto3['peak_rss_bytes'] / 2**20:,.0f} MiB",
+                           verdict(measured, 1.0)))
     for workload in WORKLOADS:
         sink = find(report, workload, "sink")
         if sink and sink.get("kinesis"):
             key_bytes = round(sink["key_bytes_mean"])
             allowed = sub_records_allowed(sink["record_bytes"], key_bytes)
             got = sink["kinesis"]["user_records_per_record"]
-            out.append(f"| {workload} | sink's user records per Kinesis record ≥ {AGGREGATION_SHARE:g} × the "
-                       f"{allowed} that fit in {AGGREGATION_MAX_BYTES:,} B ({sink['record_bytes']:,} B + "
-                       f"{key_bytes} B key each) | {got:,.1f} = **{got / allowed:.2f}** × | "
-                       f"{verdict(got / allowed, AGGREGATION_SHARE)} |")
+            out.append(row(workload, f"sink's user records per Kinesis record ≥ {AGGREGATION_SHARE:g} × the "
+                                     f"{allowed} that fit in {AGGREGATION_MAX_BYTES:,} B ({sink['record_bytes']:,} B "
+                                     f"+ {key_bytes} B key each)", f"{got:,.1f} = **{got / allowed:.2f}** ×",
+                           verdict(got / allowed, AGGREGATION_SHARE)))
     return "\n".join(out)
 
 

@@ -7,8 +7,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -62,46 +64,42 @@ enum SinkReport {
         }
     },
     /** (producer, setting, value): what each producer of the driver JVM runs with. */
-    PRODUCER_SETTINGS("producerSettings") {
-        @Override
-        StructType schema() {
-            return perProducer(DataTypes.StringType);
-        }
-
-        @Override
-        List<InternalRow> rows(Map<String, String> options) {
-            return perProducer(ProducerRegistry.settings(), SinkReport::text);
-        }
-    },
+    PRODUCER_SETTINGS("producerSettings", DataTypes.StringType,
+        () -> perProducer(ProducerRegistry.settings(), SinkReport::text)),
     /** (producer, setting, value): the live figures of each producer of the driver JVM. */
-    PRODUCER_STATS("producerStats") {
-        @Override
-        StructType schema() {
-            return perProducer(DataTypes.LongType);
-        }
-
-        @Override
-        List<InternalRow> rows(Map<String, String> options) {
-            return perProducer(ProducerRegistry.stats(), value -> value);
-        }
-    };
+    PRODUCER_STATS("producerStats", DataTypes.LongType, () -> perProducer(ProducerRegistry.stats(), value -> value));
 
     static final String OPTION = "report";
     static final String WRITE_ID_OPTION = "writeId";
 
     private final String optionValue;
+    /** For a per-producer report: the type of its values, and its rows. */
+    private final DataType producerValueType;
+    private final Supplier<List<InternalRow>> producerRows;
 
     SinkReport(String optionValue) {
-        this.optionValue = optionValue;
+        this(optionValue, null, null);
     }
 
-    abstract StructType schema();
+    SinkReport(String optionValue, DataType producerValueType, Supplier<List<InternalRow>> producerRows) {
+        this.optionValue = optionValue;
+        this.producerValueType = producerValueType;
+        this.producerRows = producerRows;
+    }
+
+    /** A per-producer report's (producer, setting, value); the other reports override it. */
+    StructType schema() {
+        return new StructType().add("producer", DataTypes.IntegerType, false)
+            .add("setting", DataTypes.StringType, false).add("value", producerValueType);
+    }
 
     /**
      * Runs on the driver when Spark plans the read; {@code options} are the read's, without {@code report}, their
-     * names in any case (Spark Connect hands them on lower-cased).
+     * names in any case (Spark Connect hands them on lower-cased). A per-producer report ignores them.
      */
-    abstract List<InternalRow> rows(Map<String, String> options);
+    List<InternalRow> rows(Map<String, String> options) {
+        return producerRows.get();
+    }
 
     String optionValue() {
         return optionValue;
@@ -129,11 +127,6 @@ enum SinkReport {
         Map<String, String> others = new HashMap<>(options.asCaseSensitiveMap());
         others.keySet().removeIf(key -> key.toLowerCase(Locale.ROOT).equals(OPTION));
         return others;
-    }
-
-    private static StructType perProducer(org.apache.spark.sql.types.DataType valueType) {
-        return new StructType().add("producer", DataTypes.IntegerType, false)
-            .add("setting", DataTypes.StringType, false).add("value", valueType);
     }
 
     private static <V> List<InternalRow> perProducer(List<Map<String, V>> producers,

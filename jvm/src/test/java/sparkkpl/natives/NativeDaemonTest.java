@@ -171,30 +171,31 @@ public class NativeDaemonTest {
 
     @Test
     public void noexecFileSystemIsAnErrorNamingPathAndConfKey() throws Exception {
-        Path mountPoint = tmp.newFolder("noexec").toPath();
-        assumeTrue("cannot mount a noexec tmpfs", mountTmpfs(mountPoint, "noexec,size=200m"));
-        try {
-            Path dir = mountPoint.resolve("natives");
-            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
-            assertNamesPathAndConfKey(error, dir);
-            assertContains(error.getMessage(), "noexec");
-        } finally {
-            run("umount", mountPoint.toString());
-        }
+        assertRefusedOnTmpfs("noexec,size=200m", "noexec", dir -> { });
     }
 
     @Test
     public void fullDiskIsAnErrorNamingPathAndConfKey() throws Exception {
-        Path mountPoint = tmp.newFolder("small").toPath();
-        assumeTrue("cannot mount a small tmpfs", mountTmpfs(mountPoint, "size=32m"));
-        try {
-            Path dir = mountPoint.resolve("natives");
-            UncheckedIOException error = assertThrows(UncheckedIOException.class, () -> install(dir));
-            assertNamesPathAndConfKey(error, dir);
-            assertContains(error.getMessage(), "No space left on device");
+        assertRefusedOnTmpfs("size=32m", "No space left on device", dir -> {
             try (var leftovers = Files.list(dir.resolve(BUNDLED.folderName()))) {
                 assertEquals("no temp file left behind", 0, leftovers.count());
             }
+        });
+    }
+
+    /** What a test checks in the refused folder before the file system goes. */
+    private interface FolderCheck {
+        void check(Path dir) throws IOException;
+    }
+
+    /** Placing the daemon on a fresh tmpfs mounted with {@code mountOptions} is refused, for {@code reason}. */
+    private void assertRefusedOnTmpfs(String mountOptions, String reason, FolderCheck afterwards) throws Exception {
+        Path mountPoint = tmp.newFolder("tmpfs").toPath();
+        assumeTrue("cannot mount a tmpfs with " + mountOptions, mountTmpfs(mountPoint, mountOptions));
+        try {
+            Path dir = mountPoint.resolve("natives");
+            assertRefused(dir, reason);
+            afterwards.check(dir);
         } finally {
             run("umount", mountPoint.toString());
         }
