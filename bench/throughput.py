@@ -1,4 +1,4 @@
-"""Throughput benchmark (issue 7): the kpl sink against the alternatives, side by side in one run.
+"""Throughput benchmark: the kpl sink against the alternatives, side by side in one run.
 
 Run by bench/throughput.sh. The orchestrator (this process) hosts the project's KinesisEndpoint
 (store=False, 127.0.0.1) and starts each producer as a child process, sampling the RSS of the child's

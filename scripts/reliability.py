@@ -1,4 +1,4 @@
-"""Reliability scenarios (issue 6, item 5), run for real; writes docs/reliability.md.
+"""Reliability scenarios, run for real; writes docs/reliability.md.
 
 ``scripts/reliability.sh`` (or ``.venv/bin/python scripts/reliability.py [--records N] [--out PATH]``).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability scenarios (issue 6): the sink through the real KPL against the project's own
+# Reliability scenarios: the sink through the real KPL against the project's own
 # fault-injecting endpoint; writes docs/reliability.md. Arguments go to scripts/reliability.py
 # (e.g. --records 2000, --only "no faults").
 set -euo pipefail

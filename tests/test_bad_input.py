@@ -1,4 +1,4 @@
-"""The bad-input table (issue 6, item 4): one row per case, each a write through the real KPL to the
+"""The bad-input table: one row per case, each a write through the real KPL to the
 project's own endpoint. Each case must fail (or, where the sink documents it, succeed) with an error
 naming the culprit -- row, column, option or stream -- within a bounded time, and must lose nothing
 the task had already accepted: rows before a bad row stay added (docs/api.md, failOnError: "Records
