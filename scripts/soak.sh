@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak (issue 13, item 3): a streaming query through the real KPL at Kinesis's quota while faults
+# The soak: a streaming query through the real KPL at Kinesis's quota while faults
 # come and go, for --minutes (default 20); writes docs/soak.md. Run on demand, not in CI. Arguments go to
 # scripts/soak.py (e.g. --minutes 4 --fault-every 25).
 set -euo pipefail
