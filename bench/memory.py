@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import signal
@@ -90,14 +89,10 @@ def child(spec: Dict[str, Any]) -> int:
 # -- the parent -------------------------------------------------------------------------------
 
 
-def load() -> List[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: float,
             timeout: float, log: Path) -> Dict[str, Any]:
     endpoint.create_stream(spec["stream"], spec["shards"])
-    load_before = load()
+    load_before = host.facts()["loadavg"]
     with open(log, "ab") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env,
                                 cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
@@ -154,7 +149,7 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
         "records_delivered": len(records), "distinct_ids_delivered": len(ids),
         "every_record_arrived": len(ids) == spec["records"],
         "seconds": done["seconds"], "samples": samples, "daemons": len(daemons_seen),
-        "load_before": load_before, "load_after": load(),
+        "load_before": load_before, "load_after": host.facts()["loadavg"],
         "write_result": result,
         "_versions": {k: done[k] for k in ("spark_version", "java_version", "java_vm", "max_heap_mib")},
     }
@@ -259,7 +254,7 @@ def parent(args: argparse.Namespace) -> int:
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
                                      text=True).stdout.strip(),
-        "jar": str(spark_kpl.jar_path()), "machine": host.facts(), "load_start": load(),
+        "jar": str(spark_kpl.jar_path()), "machine": host.facts(), "load_start": host.facts()["loadavg"],
         "record_bytes": args.record_bytes, "shards": args.shards,
         "shard_mib_per_second": args.shard_limit_share * KINESIS_SHARD_BYTES_PER_SECOND / MIB,
         "shard_records_per_second": args.shard_limit_share * 1000,
@@ -298,7 +293,7 @@ def parent(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
         meta["endpoint_stats"] = endpoint.stats() if endpoint.running else None
         endpoint.stop()
-        meta["load_end"] = load()
+        meta["load_end"] = host.facts()["loadavg"]
         meta["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         if runs:
             save(runs, meta, out, len(sizes) * len(modes))

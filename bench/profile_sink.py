@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Dict, Iterable
 
 from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
-from spark_kpl_testing.processes import alive, cpu_seconds, descendants, threads  # noqa: E402
+from spark_kpl_testing.processes import alive, cpu_seconds, descendants, jcmd, threads  # noqa: E402
 
 apply_loopback_env()
 
@@ -50,7 +50,7 @@ def thread_cpu_seconds(pid: int) -> Dict[str, float]:
     spent: Dict[str, float] = collections.defaultdict(float)
     for thread in threads(pid).values():
         kind = next((k for prefix, k in THREAD_KINDS if thread.command.startswith(prefix[:15])), "other")
-        spent[kind] += thread.cpu_ticks / os.sysconf("SC_CLK_TCK")
+        spent[kind] += thread.cpu_seconds
     return spent
 
 
@@ -64,7 +64,7 @@ def perf_top(recording: Path, count: int = 12) -> str:
 
 
 def tools_env() -> Dict[str, str]:
-    """jcmd and jfr are JVMs too: without this they would start recordings of their own."""
+    """jfr is a JVM too: without this it would start a recording of its own."""
     return {k: v for k, v in os.environ.items() if k != "JAVA_TOOL_OPTIONS"}
 
 
@@ -143,8 +143,7 @@ def main() -> int:
             by_thread = {kind: cpu - threads_before.get(kind, 0.0) for kind, cpu in thread_cpu_seconds(jvm).items()}
             own = cpu_seconds(os.getpid()) - own_before
             # The JVM outlives spark.stop() (it goes with this process): take the recording now.
-            subprocess.run(["jcmd", str(jvm), "JFR.dump", f"filename={args.jfr}"], check=True,
-                           capture_output=True, env=tools_env())
+            jcmd(jvm, "JFR.dump", f"filename={args.jfr}", timeout=120)
         finally:
             spark.stop()
     print(f"{result.records_written:,} records of {args.size} B in {seconds:.2f} s: "

@@ -58,8 +58,10 @@ from spark_kpl_testing.endpoint import (  # noqa: E402
 from spark_kpl_testing.host import summary  # noqa: E402
 from spark_kpl_testing.polling import poll_until  # noqa: E402
 from spark_kpl_testing.processes import (  # noqa: E402
+    cmdline,
     daemons_placed_in,
     driver_jvm_pid,
+    jcmd,
     rss_bytes,
     running_from,
     stop_process_tree,
@@ -294,10 +296,8 @@ class Histogram:
 
 def class_histogram(jvm: int, clock: Clock) -> Histogram:
     """The JVM's class histogram, by the jcmd of the JDK it runs from (its /proc/<pid>/exe)."""
-    jcmd = Path(os.readlink(f"/proc/{jvm}/exe")).with_name("jcmd")
     second = clock.now()
-    out = subprocess.run([str(jcmd), str(jvm), "GC.class_histogram"], capture_output=True, text=True,
-                         timeout=HISTOGRAM_SECONDS, check=True).stdout
+    out = jcmd(jvm, "GC.class_histogram", timeout=HISTOGRAM_SECONDS)
     classes: Dict[str, Tuple[int, int]] = {}
     for line in out.splitlines():
         fields = line.split()
@@ -681,8 +681,7 @@ def start_spark():
 def heap_flags(jvm: int) -> List[str]:
     """The heap flags on the JVM's command line (/proc/<pid>/cmdline), as the JVM was really started;
     raises if one of DRIVER_HEAP_FLAGS is missing (the report would then describe a JVM that did not run)."""
-    arguments = Path(f"/proc/{jvm}/cmdline").read_bytes().decode().split("\0")
-    found = [a for a in arguments if a.startswith(("-Xms", "-Xmx", "-XX:+AlwaysPreTouch"))]
+    found = [a for a in cmdline(jvm) if a.startswith(("-Xms", "-Xmx", "-XX:+AlwaysPreTouch"))]
     missing = [flag for flag in DRIVER_HEAP_FLAGS if flag not in found]
     if missing:
         raise RuntimeError(f"the Spark JVM (pid {jvm}) runs without {', '.join(missing)}: its heap flags are {found}")

@@ -8,7 +8,6 @@ processes it started.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -17,10 +16,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import TracebackType
-from typing import Dict, List, Mapping, Optional, Set, Type
+from typing import Dict, List, Mapping, Optional, Set
 
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV, loopback_env, python_path
+from spark_kpl_testing.lifecycle import Service
 from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_port
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import cmdline, descendants, log_tail, process_table, stop_processes, terminate
@@ -37,7 +36,7 @@ def spark_home() -> str:
     return os.path.dirname(os.path.abspath(pyspark.__file__))
 
 
-class StandaloneCluster:
+class StandaloneCluster(Service):
     """A Spark standalone master plus ``workers`` worker JVMs on 127.0.0.1, each its own process group."""
 
     def __init__(
@@ -66,28 +65,17 @@ class StandaloneCluster:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def __enter__(self) -> "StandaloneCluster":
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
-        self.stop()
-
-    def start(self) -> "StandaloneCluster":
-        """Start master and workers, and wait until the master lists every worker ALIVE."""
+    def _check_startable(self) -> None:
         if self._master is not None:
             raise RuntimeError("cluster already started")
+
+    def _start(self) -> None:
+        """Start master and workers, and wait until the master lists every worker ALIVE."""
         self._owner = os.getpid()
         self._logs = []
         self._tmp = Path(tempfile.mkdtemp(prefix="spark-kpl-cluster-"))
         for sub in ("work", "logs", "pids", "local"):
             (self._tmp / sub).mkdir()
-        atexit.register(self.stop)
         self._port, self._webui_port = free_port(), free_port()
         try:
             self._master = self._spawn(
@@ -112,13 +100,10 @@ class StandaloneCluster:
                 )
             self._wait_alive()
         except BaseException as exc:
-            logs = self._log_tails()
-            self.stop()
-            raise RuntimeError(f"Spark standalone cluster did not come up ({exc!r}):\n{logs}") from exc
-        return self
+            raise RuntimeError(f"Spark standalone cluster did not come up ({exc!r}):\n{self._log_tails()}") from exc
 
-    def stop(self) -> None:
-        """Stop workers, then master, then leftover executors, by pid (TERM, then KILL); idempotent."""
+    def _stop(self) -> None:
+        """Stop workers, then master, then leftover executors, by pid (TERM, then KILL)."""
         if os.getpid() != self._owner:
             return
         master = self._master
@@ -137,10 +122,6 @@ class StandaloneCluster:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
-        try:
-            atexit.unregister(self.stop)
-        except Exception:
-            pass
 
     # -- what jobs need --------------------------------------------------------------------------
 

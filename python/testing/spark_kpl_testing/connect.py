@@ -13,12 +13,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import TracebackType
-from typing import Dict, List, Mapping, Optional, Type
+from typing import Dict, List, Mapping, Optional
 
 from spark_kpl import _CONNECT_SERVER
 from spark_kpl_testing.cluster import spark_home
 from spark_kpl_testing.env import loopback_env
+from spark_kpl_testing.lifecycle import Service
 from spark_kpl_testing.net import LOOPBACK, free_port, wait_listening
 from spark_kpl_testing.processes import log_tail, stop_process_tree
 
@@ -39,7 +39,7 @@ def connect_unavailable() -> Optional[str]:
     return None
 
 
-class ConnectServer:
+class ConnectServer(Service):
     """``spark-submit --class SparkConnectServer`` with ``jar`` on its classpath, on a free loopback port."""
 
     def __init__(self, jar: str, conf: Optional[Mapping[str, str]] = None, master: str = "local[2]",
@@ -56,7 +56,7 @@ class ConnectServer:
     @property
     def url(self) -> str:
         """What a client gives ``SparkSession.builder.remote``."""
-        return f"sc://127.0.0.1:{self.port}"
+        return f"sc://{LOOPBACK}:{self.port}"
 
     @property
     def pid(self) -> int:
@@ -81,18 +81,12 @@ class ConnectServer:
         return [os.path.join(spark_home(), "bin", "spark-submit"), "--class", _CONNECT_SERVER, "--master", self.master,
                 "--jars", self.jar, *settings, "spark-internal"]
 
-    def __enter__(self) -> "ConnectServer":
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
-        self.stop()
-
-    def start(self) -> "ConnectServer":
-        """Start the server and wait until its port takes connections."""
+    def _check_startable(self) -> None:
         if self._process is not None:
             raise RuntimeError("Connect server already started")
+
+    def _start(self) -> None:
+        """Start the server and wait until its port takes connections."""
         self._tmp = Path(tempfile.mkdtemp(prefix="spark-kpl-connect-"))
         self.port = free_port()
         env = loopback_env()
@@ -103,18 +97,13 @@ class ConnectServer:
         try:
             wait_listening(self.port, self.start_timeout, "the Spark Connect server", self._process)
         except BaseException as error:
-            tail = log_tail(self.log)
-            self.stop()
-            raise RuntimeError(f"Spark Connect server did not come up ({error!r}):\n{tail}") from error
-        return self
+            raise RuntimeError(f"Spark Connect server did not come up ({error!r}):\n{log_tail(self.log)}") from error
 
-    def stop(self) -> None:
+    def _stop(self) -> None:
         """TERM to the server (its shutdown closes the producers), then KILL to whatever of it is left."""
-        process = self._process
-        if process is None:
-            return
-        stop_process_tree(process, self.stop_timeout)
-        self._process = None
+        process, self._process = self._process, None
+        if process is not None:
+            stop_process_tree(process, self.stop_timeout)
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -30,7 +30,7 @@ from spark_kpl_testing.env import loopback_env
 from spark_kpl_testing.lifecycle import Service
 from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_ports, ignore_unverified_tls, kinesis_client, kpl_options
 from spark_kpl_testing.polling import poll_until
-from spark_kpl_testing.processes import terminate
+from spark_kpl_testing.processes import log_tail, terminate
 from spark_kpl_testing.records import Record, user_records
 
 __all__ = [
@@ -98,7 +98,6 @@ _POLL_INTERVAL = 0.05
 # left open (a KPL not destroyed) would hold SIGTERM up for 30 s, so SIGKILL follows soon.
 _STOP_GRACE = 3.0
 _PORT_ATTEMPTS = 3  # another process may take a probed port before kinesis-mock binds it
-_LOG_TAIL_BYTES = 4000
 
 
 class LocalKinesisError(RuntimeError):
@@ -259,15 +258,7 @@ class LocalKinesis(Service):
 
     def log_tail(self) -> str:
         """The end of kinesis-mock's output, for error messages."""
-        if self._workdir is None:
-            return ""
-        try:
-            with open(self._workdir / "kinesis-mock.log", "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - _LOG_TAIL_BYTES))
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return log_tail(self._workdir / "kinesis-mock.log") if self._workdir is not None else ""
 
     # -- where it listens ------------------------------------------------------------------
 

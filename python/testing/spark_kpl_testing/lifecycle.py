@@ -5,9 +5,11 @@ the test, script or benchmark that started it."""
 from __future__ import annotations
 
 import atexit
+import socketserver
+import threading
 from typing import TypeVar
 
-__all__ = ["Service"]
+__all__ = ["Service", "serve_in_thread", "stop_serving"]
 
 S = TypeVar("S", bound="Service")
 
@@ -44,3 +46,18 @@ class Service:
 
     def _stop(self) -> None:
         raise NotImplementedError
+
+
+def serve_in_thread(server: socketserver.BaseServer, name: str) -> threading.Thread:
+    """Runs ``server`` on a daemon thread of its own, polling for shutdown five times a second."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def stop_serving(server: socketserver.BaseServer, thread: "threading.Thread | None", timeout: float) -> None:
+    """Stops a server started by :func:`serve_in_thread`: its loop, its thread, its socket."""
+    server.shutdown()
+    if thread is not None:
+        thread.join(timeout)
+    server.server_close()

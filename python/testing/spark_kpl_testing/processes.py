@@ -18,8 +18,8 @@ from spark_kpl_testing.polling import poll_until
 
 __all__ = [
     "ProcessStat", "age_seconds", "alive", "cmdline", "cpu_seconds", "daemons_placed_in", "descendants",
-    "driver_jvm_pid", "live_children", "log_tail", "process_stat", "process_table", "rss_bytes", "running_from",
-    "stop_process_tree", "stop_processes", "terminate", "threads", "wait_gone",
+    "driver_jvm_pid", "executable", "jcmd", "live_children", "log_tail", "process_stat", "process_table",
+    "rss_bytes", "running_from", "stop_process_tree", "stop_processes", "terminate", "threads", "wait_gone",
 ]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -40,6 +40,10 @@ class ProcessStat:
     cpu_ticks: int  # user plus system time
     start_ticks: int  # since boot: with the pid, names one process even after the pid is reused
     rss_pages: int
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.cpu_ticks / _TICKS
 
     @property
     def rss_bytes(self) -> int:
@@ -123,11 +127,17 @@ def running_from(folder: Path) -> List[int]:
     return sorted(pid for pid in process_table() if _runs_from(pid, folder))
 
 
-def _runs_from(pid: int, folder: Path) -> bool:
+def executable(pid: int) -> Optional[Path]:
+    """The binary ``pid`` runs; None once it has exited, or if it is not ours to read."""
     try:
-        return os.readlink(f"/proc/{pid}/exe").startswith(f"{folder}{os.sep}")
+        return Path(os.readlink(f"/proc/{pid}/exe"))
     except OSError:
-        return False  # exited meanwhile, or not ours to read
+        return None
+
+
+def _runs_from(pid: int, folder: Path) -> bool:
+    binary = executable(pid)
+    return binary is not None and str(binary).startswith(f"{folder}{os.sep}")
 
 
 def daemons_placed_in(parents: Iterable[int], folder: Path) -> List[int]:
@@ -157,7 +167,7 @@ def age_seconds(pid: int) -> float:
 def cpu_seconds(pid: int) -> float:
     """CPU time ``pid`` has used so far (user and system); 0 once it has exited."""
     found = process_stat(pid)
-    return found.cpu_ticks / _TICKS if found else 0.0
+    return found.cpu_seconds if found else 0.0
 
 
 def threads(pid: int) -> Dict[int, ProcessStat]:
@@ -205,6 +215,17 @@ def _signal_each(pids: Mapping[int, int], sig: int) -> None:
                 os.kill(pid, sig)
             except OSError:
                 pass  # exited meanwhile
+
+
+def jcmd(pid: int, *command: str, timeout: float) -> str:
+    """What the JDK's ``jcmd`` answers for JVM ``pid``: the jcmd beside that JVM's own ``java``, run without
+    JAVA_TOOL_OPTIONS (jcmd is a JVM too, and would act on those options itself)."""
+    java = executable(pid)
+    if java is None:
+        raise ProcessLookupError(pid)
+    env = {name: value for name, value in os.environ.items() if name != "JAVA_TOOL_OPTIONS"}
+    return subprocess.run([str(java.with_name("jcmd")), str(pid), *command], capture_output=True, text=True,
+                          timeout=timeout, check=True, env=env).stdout
 
 
 def driver_jvm_pid(spark: Any) -> int:

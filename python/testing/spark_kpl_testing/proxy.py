@@ -18,10 +18,11 @@ import socket
 import threading
 from typing import List, Optional
 
+from spark_kpl_testing.lifecycle import Service
 from spark_kpl_testing.net import LOOPBACK
 
 
-class ConnectProxy:
+class ConnectProxy(Service):
     def __init__(self) -> None:
         #: The user names CONNECTs gave in their Proxy-Authorization, in order.
         self.users: List[str] = []
@@ -32,23 +33,16 @@ class ConnectProxy:
         #: CONNECTs refused: a target off loopback.
         self.refused = 0
 
-    def __enter__(self) -> "ConnectProxy":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     @property
     def port(self) -> int:
         assert self._server is not None, "not started"
         return self._server.getsockname()[1]
 
-    def start(self) -> "ConnectProxy":
+    def _start(self) -> None:
         self._server = socket.create_server((LOOPBACK, 0))
         threading.Thread(target=self._accept, name="connect-proxy", daemon=True).start()
-        return self
 
-    def stop(self) -> None:
+    def _stop(self) -> None:
         with self._lock:
             sockets, self._sockets = self._sockets, []
             server, self._server = self._server, None

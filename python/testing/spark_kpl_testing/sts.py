@@ -22,13 +22,14 @@ from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.endpoint.errors import ACCOUNT
+from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = ["StsEndpoint"]
 
 _NAMESPACE = "https://sts.amazonaws.com/doc/2011-06-15/"
-_ACCOUNT = "000000000000"
 #: STS's own codes for what the verifier reports in the words of the JSON services.
 _STS_CODES = {"UnrecognizedClientException": "InvalidClientTokenId",
               "InvalidSignatureException": "SignatureDoesNotMatch",
@@ -36,7 +37,7 @@ _STS_CODES = {"UnrecognizedClientException": "InvalidClientTokenId",
               "IncompleteSignatureException": "IncompleteSignature"}
 
 
-class StsEndpoint:
+class StsEndpoint(Service):
     """``AssumeRole`` of the role ARNs in ``roles``, for callers signing with ``credentials`` (by
     default the loopback keys); each grant becomes credentials ``kinesis`` accepts. A context manager."""
 
@@ -51,30 +52,17 @@ class StsEndpoint:
         self._server: Optional[http.server.ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
 
-    def __enter__(self) -> "StsEndpoint":
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def start(self) -> "StsEndpoint":
+    def _start(self) -> None:
         server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _StsHandler)
         server.daemon_threads = True
         server.sts = self  # type: ignore[attr-defined]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name=f"sts-endpoint-{server.server_address[1]}", daemon=True)
-        self._thread.start()
-        return self
+        self._thread = serve_in_thread(server, f"sts-endpoint-{server.server_address[1]}")
 
-    def stop(self) -> None:
+    def _stop(self) -> None:
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        if self._thread is not None:
-            self._thread.join(5)
-        server.server_close()
+        if server is not None:
+            stop_serving(server, self._thread, 5.0)
 
     @property
     def url(self) -> str:
@@ -95,7 +83,7 @@ class StsEndpoint:
                                     f"{form.get('Version')}")
         role, session = form.get("RoleArn", ""), form.get("RoleSessionName", "")
         if role not in self.roles:
-            raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{_ACCOUNT}:user/{caller.access_key_id} is not "
+            raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{ACCOUNT}:user/{caller.access_key_id} is not "
                                     f"authorized to perform: sts:AssumeRole on resource: {role}", 403)
         granted = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
                               secrets.token_urlsafe(60))
@@ -110,8 +98,8 @@ class StsEndpoint:
                 f"<SecretAccessKey>{escape(granted.secret_access_key)}</SecretAccessKey>"
                 f"<SessionToken>{escape(granted.session_token or '')}</SessionToken>"
                 f"<Expiration>{expires}</Expiration></Credentials><AssumedRoleUser>"
-                f"<AssumedRoleId>AROA{_ACCOUNT}:{escape(session)}</AssumedRoleId>"
-                f"<Arn>arn:aws:sts::{_ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
+                f"<AssumedRoleId>AROA{ACCOUNT}:{escape(session)}</AssumedRoleId>"
+                f"<Arn>arn:aws:sts::{ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
                 f"</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>{secrets.token_hex(16)}"
                 f"</RequestId></ResponseMetadata></AssumeRoleResponse>")
 

@@ -13,7 +13,7 @@ from spark_kpl_testing.endpoint.counters import Counters
 from spark_kpl_testing.endpoint.errors import ApiError, KinesisEndpointError
 from spark_kpl_testing.endpoint.faults import FaultInjector, Faults
 from spark_kpl_testing.endpoint.tls import STOP_JOIN_TIMEOUT, RequestHandler, TlsServer
-from spark_kpl_testing.lifecycle import Service
+from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
 from spark_kpl_testing.net import LOOPBACK, ignore_unverified_tls, kinesis_client, kpl_options
 from spark_kpl_testing.records import Record
 from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
@@ -69,10 +69,7 @@ class KinesisEndpoint(Service):
         """Generate a certificate, bind a free port on 127.0.0.1 and serve in a background thread."""
         server = TlsServer(self)
         self._server = server
-        self._serve_thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.2},
-            name=f"kinesis-endpoint-{server.port}", daemon=True)
-        self._serve_thread.start()
+        self._serve_thread = serve_in_thread(server, f"kinesis-endpoint-{server.port}")
 
     def _stop(self) -> None:
         """Stop serving, reset open connections and join every thread this endpoint started."""
@@ -81,10 +78,7 @@ class KinesisEndpoint(Service):
         self._client = None
         if server is None:
             return
-        server.shutdown()
-        if thread is not None:
-            thread.join(STOP_JOIN_TIMEOUT)
-        server.server_close()
+        stop_serving(server, thread, STOP_JOIN_TIMEOUT)
         server.close_connections()
 
     @property

@@ -36,7 +36,7 @@ public final class ProducerConfiguration {
         Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
         Path placedDaemonDir = null;
         if (kpl.getNativeExecutable().isEmpty()) {
-            kpl.setNativeExecutable(NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey()).toString());
+            kpl.setNativeExecutable(placeDaemon(dir).toString());
             placedDaemonDir = dir;
         } else {
             NativeDaemon.checkGivenExecutable(
@@ -52,6 +52,11 @@ public final class ProducerConfiguration {
             .ifPresent(provider -> kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(provider, config)));
         // Read back before the pipes move into the producer's own folder (pipesIn).
         return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
+    }
+
+    /** Places the daemon in {@code dir} (or finds it in place); a refusal names {@code spark.kpl.nativeDir}. */
+    public static Path placeDaemon(Path dir) {
+        return NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey());
     }
 
     /** The folder the sink placed the daemon in, to put it back should it vanish; empty if the user gave it. */

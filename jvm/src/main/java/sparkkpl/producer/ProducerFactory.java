@@ -7,7 +7,6 @@ import sparkkpl.config.ProducerConfiguration;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.natives.DaemonFolder;
-import sparkkpl.natives.NativeDaemon;
 
 /** Starts a KPL producer (and so its native daemon) for a write's configuration. */
 final class ProducerFactory {
@@ -18,7 +17,7 @@ final class ProducerFactory {
     static SharedProducer create(WriteConfig config) {
         ProducerConfiguration producerConfig = ProducerConfiguration.complete(config);
         Runnable keepDaemonInPlace = producerConfig.placedDaemonDir()
-            .<Runnable>map(dir -> () -> NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey())).orElse(() -> { });
+            .<Runnable>map(dir -> () -> ProducerConfiguration.placeDaemon(dir)).orElse(() -> { });
         DaemonFolder folder = DaemonFolder.create(producerConfig.pipesRoot(), producerConfig.pipesSetBy());
         producerConfig.pipesIn(folder.path());
         LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());

@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import sparkkpl.config.SinkOption;
+import sparkkpl.config.ProducerConfiguration;
 import sparkkpl.natives.NativeDaemon;
 
 /**
@@ -35,7 +35,7 @@ public final class PlaceDaemon {
         }
         Path dir = args.length == 1 ? Paths.get(args[0]) : NativeDaemon.defaultDir();
         try {
-            out.println(NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey()));
+            out.println(ProducerConfiguration.placeDaemon(dir));
             return PLACED;
         } catch (UncheckedIOException | IllegalStateException refused) {
             err.println("spark-kpl: " + refused.getMessage());
