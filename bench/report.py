@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from throughput import PLACE_SETTINGS, WORKLOADS, plot  # noqa: E402
+from throughput import PLACE_SETTINGS, WORKLOADS, plot, timed_runs  # noqa: E402
 
 #: The KPL's default AggregationMaxSize: the largest aggregate, the sink's (executor) ones included.
 AGGREGATION_MAX_BYTES = 51_200
@@ -52,8 +52,9 @@ def ratio(report: dict, entry: dict, producer: str) -> str:
 
 
 def table(report: dict) -> str:
-    out = ["| workload | producer | records/run | records/s median (min–max) | MB/s median | vs sink | vs boto3 | "
-           "peak RSS MiB (by process) | endpoint CPU s / wall s |", "|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    out = ["| workload | producer | records/run | records/s median (min–max) | first run (cold) records/s | "
+           "MB/s median | vs sink | vs boto3 | peak RSS MiB (by process) | endpoint CPU s / wall s |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---|---:|"]
     for workload in WORKLOADS:
         for e in (e for e in results(report) if e["workload"] == workload):
             rate = e.get("records_per_s")
@@ -61,11 +62,12 @@ def table(report: dict) -> str:
                               if v > 20 * 2**20)
             if not rate:
                 out.append(row(workload, e["producer"], f"{e['records']:,}", f"failed (rc {e['returncode']})",
-                               *[""] * 5))
+                               *[""] * 6))
                 continue
             cpu = e.get("endpoint_cpu_seconds", 0) / max(e.get("process_seconds", 1), 1e-9)
             out.append(row(workload, e["producer"], f"{e['records']:,}",
                            f"{rate['median']:,.0f} ({rate['min']:,.0f}–{rate['max']:,.0f})",
+                           f"{e['first_run_records_per_s']:,.0f}" if "first_run_records_per_s" in e else "",
                            f"{e['mb_per_s_median']:.2f}", ratio(report, e, "sink"), ratio(report, e, "boto3"),
                            f"{e['peak_rss_bytes'] / 2**20:,.0f} ({kinds})", f"{cpu:.2f}"))
     return "\n".join(out)
@@ -182,7 +184,7 @@ def extras(report: dict) -> str:
     medians = {}
     for e in report["results"]:
         if e["workload"].startswith("tasks_") and e.get("records_per_s"):
-            secs = sorted(r["seconds"] for r in e["runs"])
+            secs = sorted(r["seconds"] for r in timed_runs(e))
             medians[(e["workload"], e["producer"])] = secs[len(secs) // 2]
             out.append(f"- {e['workload']} ({e['records']:,} records of 100 B, {e['producer']}): "
                        f"{' / '.join(f'{s:.2f}' for s in secs)} s per write (min/median/max)")

@@ -11,6 +11,10 @@ sink_kpl (the same with aggregation=kpl: one KPL user record per row, the KPL ag
 foreachPartition); extras: aiokpl (in foreachPartition); noop (Spark's own noop sink: what reading the
 rows costs Spark, a floor for the others); awslabs connector (not run: see NOT_RUN).
 
+Every child first makes --warmup-runs untimed runs of the same workload (the JIT compiles the write
+path, Python workers start, clients connect): the timed runs measure the steady state every producer
+reaches in a long job, and the first run, cold, is kept and reported apart.
+
 Each timed run also gets what the endpoint received during it (Kinesis records, their bytes, PutRecords
 calls): a child announces a run and waits until the endpoint's counters are read, so nothing else (a
 warm-up, another run) is counted with it.
@@ -283,12 +287,12 @@ def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str,
 
 
 def run_process(command: List[str], log: Path, timeout: float,
-                counters: Optional[Callable[[], Dict[str, Any]]] = None) -> Dict[str, Any]:
+                counters: Optional[Callable[[], Dict[str, Any]]] = None, warmup: int = 0) -> Dict[str, Any]:
     """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it.
 
     A child line {"ready": run} is answered on its stdin once ``counters`` (the endpoint's) are read;
     the run's own result line then gets the counters' difference as "endpoint". A line of the
-    producer's KPL settings goes into the result as it is.
+    producer's KPL settings goes into the result as it is. The first ``warmup`` runs are marked as such.
     """
     started = time.time()
     with open(log, "ab") as err:
@@ -329,6 +333,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                     if counters and before is not None:
                         line["endpoint"] = counters_between(before, counters())
                         before = None
+                    line["warmup"] = len(runs) < warmup
                     runs.append(line)
             proc.wait()
         except BrokenPipeError:  # the child died before its go-ahead: its return code tells
@@ -357,13 +362,20 @@ def _version(dist: str) -> str:
     return version(dist)
 
 
+def timed_runs(entry: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [r for r in entry["runs"] if not r.get("warmup") and r.get("seconds")]
+
+
 def summarize(entry: Dict[str, Any], size: int) -> None:
-    rates = [r["records"] / r["seconds"] for r in entry["runs"] if r.get("seconds")]
+    rates = [r["records"] / r["seconds"] for r in timed_runs(entry)]
     if not rates:
         return
     entry["records_per_s"] = {"min": min(rates), "median": statistics.median(rates), "max": max(rates)}
     entry["mb_per_s_median"] = statistics.median(rates) * size / 1e6
-    kinesis = kinesis_figures(entry["runs"])
+    first = entry["runs"][0]
+    if first.get("warmup") and first.get("seconds"):
+        entry["first_run_records_per_s"] = first["records"] / first["seconds"]
+    kinesis = kinesis_figures(timed_runs(entry))
     if kinesis:
         entry["kinesis"] = kinesis
 
@@ -411,7 +423,9 @@ def main() -> int:
     c.add_argument("--options", default="{}")
     c.add_argument("--stream", default=STREAM)
     c.add_argument("--heap", default="4g")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per producer and workload")
+    parser.add_argument("--warmup-runs", type=int, default=1,
+                        help="untimed runs of the same workload before them, in the same child")
     parser.add_argument("--small-records", type=int, default=1_000_000, help="workload A records (100 B)")
     parser.add_argument("--medium-records", type=int, default=300_000, help="workload M records (1 KB)")
     parser.add_argument("--large-records", type=int, default=100_000, help="workload B records (10 KB)")
@@ -455,6 +469,7 @@ def main() -> int:
         "kpl_tuning": KPL_TUNING, "sink_aggregation": SINK_AGGREGATION, "results": [],
         "kpl_loop_settings": {}, "not_run": NOT_RUN}
     py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap]
+    runs = args.warmup_runs + args.runs  # what each child makes
     jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
     report["jar"] = {"path": str(JAR), "sha256": _sha256(jar)}
@@ -479,8 +494,8 @@ def main() -> int:
                 scale = {"boto3": args.boto3_scale, "aiokpl": args.aiokpl_scale, "sink_kpl": args.per_record_scale,
                          "kpl_loop": args.per_record_scale}.get(producer, 1.0)
                 records = max(500, int(n * scale))
-                print(f"[{time.strftime('%H:%M:%S')}] {wname} {producer} {records} records x {args.runs}",
-                      flush=True)
+                print(f"[{time.strftime('%H:%M:%S')}] {wname} {producer} {records} records x "
+                      f"({args.warmup_runs} warm-up + {args.runs})", flush=True)
                 endpoint.reset_counters()
                 if producer == "kpl_loop":  # the options sink_kpl gets, the daemon placed by hand
                     props = [f"{k}={v}" for k, v in {**kpl_opts, "aggregation": SINK_AGGREGATION["sink_kpl"],
@@ -491,15 +506,15 @@ def main() -> int:
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
                     command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
                                str(ROOT / "bench/KplLoop.java"), stream,
-                               str(records), str(size), str(args.runs), *props]
+                               str(records), str(size), str(runs), *props]
                 else:
                     options = {**kpl_opts, "aggregation": SINK_AGGREGATION[producer]} \
                         if producer in SINK_AGGREGATION else {"_endpoint_url": endpoint.endpoint_url,
                                                               "_lift_limits": not quota}
                     command = py + ["--producer", producer, "--records", str(records), "--cached-records", str(n),
                                     "--size", str(size),
-                                    "--runs", str(args.runs), "--options", json.dumps(options), "--stream", stream]
-                entry = run_process(command, log, timeout=900, counters=endpoint.stats)
+                                    "--runs", str(runs), "--options", json.dumps(options), "--stream", stream]
+                entry = run_process(command, log, timeout=900, counters=endpoint.stats, warmup=args.warmup_runs)
                 entry.update(workload=wname, producer=producer, record_bytes=size, records=records,
                              stream_shards=QUOTA_SHARDS if quota else SHARDS, key_bytes_mean=mean_key_bytes(
                                  [range(records)] if producer == "kpl_loop" else written_ids(n, records, 2)),
@@ -520,9 +535,9 @@ def main() -> int:
         for partitions, rows, producer in () if args.skip_extras else tasks:
             print(f"[{time.strftime('%H:%M:%S')}] tasks {partitions} x {rows} {producer}", flush=True)
             command = py + ["--producer", producer, "--records", str(partitions * rows), "--size", "100",
-                            "--partitions", str(partitions), "--runs", str(args.runs), "--options",
+                            "--partitions", str(partitions), "--runs", str(runs), "--options",
                             json.dumps(sink_opts if producer == "sink" else kpl_opts)]
-            entry = run_process(command, log, timeout=900)
+            entry = run_process(command, log, timeout=900, warmup=args.warmup_runs)
             entry.update(workload=f"tasks_{partitions}x{rows}", producer=producer, record_bytes=100,
                          records=partitions * rows, partitions=partitions)
             summarize(entry, 100)

@@ -47,8 +47,7 @@ public final class AggregateBuilder {
      * of keys that differ only in their last digits crowd a few buckets of the tables' maps.
      */
     private record Utf8Key(byte[] bytes, int hash) {
-        static Utf8Key of(String text) {
-            byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        static Utf8Key of(byte[] bytes) {
             return new Utf8Key(bytes, mix(Arrays.hashCode(bytes)));
         }
 
@@ -89,12 +88,13 @@ public final class AggregateBuilder {
     /**
      * Adds a user record unless that would take a non-empty aggregate over the size limit.
      *
+     * @param partitionKey its partition key's UTF-8 bytes (the caller has them for the shard lookup)
      * @param explicitHashKey its decimal explicit hash key, or null
      * @return whether it was added; if not, {@link #build} this aggregate and add it to the next
      */
-    public boolean tryAdd(String partitionKey, String explicitHashKey, byte[] data) {
+    public boolean tryAdd(byte[] partitionKey, String explicitHashKey, byte[] data) {
         Utf8Key pk = Utf8Key.of(partitionKey);
-        Utf8Key ehk = explicitHashKey == null ? null : Utf8Key.of(explicitHashKey);
+        Utf8Key ehk = explicitHashKey == null ? null : Utf8Key.of(explicitHashKey.getBytes(StandardCharsets.UTF_8));
         Integer pkIndex = partitionKeys.get(pk);
         Integer ehkIndex = ehk == null ? null : explicitHashKeys.get(ehk);
         int added = 0;

@@ -18,11 +18,16 @@ public final class HashKeys {
     /**
      * @param explicitHashKey a decimal key already checked to lie in 0 to 2^128-1, or null
      */
-    public static BigInteger effective(String partitionKey, String explicitHashKey) {
+    public static HashKey effective(String partitionKey, String explicitHashKey) {
+        return effective(partitionKey.getBytes(StandardCharsets.UTF_8), explicitHashKey);
+    }
+
+    /** As {@link #effective(String, String)}, for a partition key already encoded to UTF-8. */
+    static HashKey effective(byte[] partitionKeyUtf8, String explicitHashKey) {
         if (explicitHashKey != null) {
-            return new BigInteger(explicitHashKey.trim());
+            return HashKey.of(new BigInteger(explicitHashKey.trim()));
         }
-        return new BigInteger(1, md5(partitionKey.getBytes(StandardCharsets.UTF_8)));
+        return HashKey.ofDigest(md5(partitionKeyUtf8));
     }
 
     static byte[] md5(byte[] bytes) {

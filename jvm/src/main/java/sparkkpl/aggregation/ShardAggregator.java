@@ -1,7 +1,7 @@
 package sparkkpl.aggregation;
 
 import java.io.IOException;
-import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -54,7 +54,9 @@ public final class ShardAggregator implements RecordGrouping {
         final AggregateBuilder builder;
         /** The first record, which travels as it is if no other joins it. */
         TaskRecord first;
-        BigInteger firstHashKey;
+        /** The first record's partition key, UTF-8: with sink-chosen keys, every record's. */
+        byte[] firstKey;
+        HashKey firstHashKey;
         long[] rowNumbers = new long[64];
         int count;
         long bytes;
@@ -67,9 +69,10 @@ public final class ShardAggregator implements RecordGrouping {
             return count == 0;
         }
 
-        void added(TaskRecord record) {
+        void added(TaskRecord record, byte[] partitionKey) {
             if (count == 0) {
                 first = record;
+                firstKey = partitionKey;
             }
             if (count == rowNumbers.length) {
                 rowNumbers = Arrays.copyOf(rowNumbers, 2 * count);
@@ -81,6 +84,7 @@ public final class ShardAggregator implements RecordGrouping {
         /** Empties it for the next aggregate; the builder is emptied by building or clearing it. */
         void reset() {
             first = null;
+            firstKey = null;
             firstHashKey = null;
             count = 0;
             bytes = 0;
@@ -122,7 +126,8 @@ public final class ShardAggregator implements RecordGrouping {
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
         boolean ownKey = sinkChoosesKeys && record.explicitHashKey() == null;
-        String shard = ownKey ? null : shardOf(record);
+        byte[] partitionKey = record.partitionKey().getBytes(StandardCharsets.UTF_8); // once: hashed and written
+        String shard = ownKey ? null : shardOf(record, partitionKey);
         if (!ownKey && shard == null) {
             ready.accept(KplRecord.alone(taskRecord));
             return;
@@ -134,17 +139,18 @@ public final class ShardAggregator implements RecordGrouping {
             open.put(target, aggregate);
         }
         // Sink-chosen keys: the whole aggregate goes under its first record's key.
-        String key = ownKey && !aggregate.isEmpty() ? aggregate.first.record().partitionKey() : record.partitionKey();
+        byte[] key = ownKey && !aggregate.isEmpty() ? aggregate.firstKey : partitionKey;
         if (!tryAdd(aggregate, taskRecord, key)) {
             ready.accept(seal(target, aggregate));
-            tryAdd(aggregate, taskRecord, record.partitionKey()); // the next aggregate starts with the record's own key
+            tryAdd(aggregate, taskRecord, partitionKey); // the next aggregate starts with the record's own key
         }
         if (openBytes > MAX_OPEN_BYTES) {
             sealFullest(ready);
         }
     }
 
-    private boolean tryAdd(Open aggregate, TaskRecord taskRecord, String partitionKey) {
+    /** @param partitionKey UTF-8; when the aggregate is empty, the record's own key */
+    private boolean tryAdd(Open aggregate, TaskRecord taskRecord, byte[] partitionKey) {
         KinesisRecord record = taskRecord.record();
         if (!aggregate.isEmpty()
                 && (aggregate.count >= maxRecords || aggregate.bytes + taskRecord.size() > maxRecordBytes)) {
@@ -157,9 +163,9 @@ public final class ShardAggregator implements RecordGrouping {
         }
         openBytes += aggregate.builder.sizeBytes() - before;
         if (aggregate.isEmpty()) {
-            aggregate.firstHashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
+            aggregate.firstHashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         }
-        aggregate.added(taskRecord);
+        aggregate.added(taskRecord, partitionKey);
         return true;
     }
 
@@ -179,11 +185,11 @@ public final class ShardAggregator implements RecordGrouping {
      * records then travel alone, and the KPL answers for each as on the per-record path (a missing
      * stream fails them after RecordTtl, for failOnError and the dead letters).
      */
-    private String shardOf(KinesisRecord record) {
+    private String shardOf(KinesisRecord record, byte[] partitionKey) {
         if (unlisted.contains(record.stream())) {
             return null;
         }
-        BigInteger hashKey = HashKeys.effective(record.partitionKey(), record.explicitHashKey());
+        HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null) {

@@ -14,8 +14,13 @@ import java.util.Map;
  */
 public final class ShardMap {
     /** One shard: its id and its hash key range, both ends included. */
-    public record Shard(String id, BigInteger start, BigInteger end) {
-        public boolean contains(BigInteger hashKey) {
+    public record Shard(String id, HashKey start, HashKey end) {
+        /** As ListShards gives a shard: its range's ends as numbers. */
+        public Shard(String id, BigInteger start, BigInteger end) {
+            this(id, HashKey.of(start), HashKey.of(end));
+        }
+
+        public boolean contains(HashKey hashKey) {
             return start.compareTo(hashKey) <= 0 && hashKey.compareTo(end) <= 0;
         }
     }
@@ -53,7 +58,7 @@ public final class ShardMap {
     }
 
     /** The shard whose range holds the key, or null when no open shard does (a map taken mid-reshard). */
-    public Shard shardFor(BigInteger hashKey) {
+    public Shard shardFor(HashKey hashKey) {
         int low = 0;
         int high = shards.size() - 1;
         while (low <= high) {

@@ -47,7 +47,7 @@ public class AggregateBuilderTest {
             record("user-4", "170141183460469231731687303715884105728", "same explicit hash key"),
             record("ключ", null, "a non-ASCII key"));
         AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
-        records.forEach(r -> assertTrue(builder.tryAdd(r.partitionKey, r.explicitHashKey, r.data)));
+        records.forEach(r -> assertTrue(builder.tryAdd(utf8(r.partitionKey), r.explicitHashKey, r.data)));
 
         List<KinesisClientRecord> read = kclDeaggregate(builder.build(), BigInteger.ZERO, MAX_HASH_KEY);
 
@@ -65,9 +65,9 @@ public class AggregateBuilderTest {
     @Test
     public void theReaderGivesBackEveryRecordWithItsKeysInOrder() {
         AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
-        builder.tryAdd("a", null, data("1"));
-        builder.tryAdd("b", "42", data("2"));
-        builder.tryAdd("a", "42", data("3"));
+        builder.tryAdd(utf8("a"), null, utf8("1"));
+        builder.tryAdd(utf8("b"), "42", utf8("2"));
+        builder.tryAdd(utf8("a"), "42", utf8("3"));
         List<KinesisRecord> read = AggregateReader.records(new KinesisRecord("s", "x", "7", builder.build()));
 
         assertEquals(List.of("s:a:null:1", "s:b:42:2", "s:a:42:3"), read.stream().map(r -> r.stream() + ":"
@@ -77,10 +77,10 @@ public class AggregateBuilderTest {
     @Test
     public void keysAreWrittenOnceAndHashKeysOnlyWhereGiven() throws Exception {
         AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
-        builder.tryAdd("a", null, data("1"));
-        builder.tryAdd("a", "5", data("2"));
-        builder.tryAdd("b", "5", data("3"));
-        builder.tryAdd("a", null, data("4"));
+        builder.tryAdd(utf8("a"), null, utf8("1"));
+        builder.tryAdd(utf8("a"), "5", utf8("2"));
+        builder.tryAdd(utf8("b"), "5", utf8("3"));
+        builder.tryAdd(utf8("a"), null, utf8("4"));
 
         Messages.AggregatedRecord parsed = kplParse(builder.build());
 
@@ -98,7 +98,7 @@ public class AggregateBuilderTest {
         int limit = 1_000;
         AggregateBuilder builder = new AggregateBuilder(limit);
         int added = 0;
-        while (builder.tryAdd("key-" + added, null, new byte[100])) {
+        while (builder.tryAdd(utf8("key-" + added), null, new byte[100])) {
             added++;
         }
         int size = builder.sizeBytes();
@@ -116,13 +116,13 @@ public class AggregateBuilderTest {
     @Test
     public void aRecordLargerThanTheLimitIsTakenAloneSoItCanTravelUnaggregated() {
         AggregateBuilder builder = new AggregateBuilder(100);
-        assertTrue(builder.tryAdd("big", null, new byte[500]));
+        assertTrue(builder.tryAdd(utf8("big"), null, new byte[500]));
         assertTrue(builder.isSingle());
-        assertFalse(builder.tryAdd("small", null, new byte[1]));
+        assertFalse(builder.tryAdd(utf8("small"), null, new byte[1]));
 
         builder.build();
-        assertTrue(builder.tryAdd("small", null, new byte[1]));
-        assertFalse("a large record does not join a started aggregate", builder.tryAdd("big", null, new byte[500]));
+        assertTrue(builder.tryAdd(utf8("small"), null, new byte[1]));
+        assertFalse("a large record does not join a started aggregate", builder.tryAdd(utf8("big"), null, new byte[500]));
     }
 
     /**
@@ -134,9 +134,9 @@ public class AggregateBuilderTest {
     public void theKclDropsTheWholeAggregateWhenOneSubRecordIsOutsideTheShardsRange() {
         BigInteger half = BigInteger.ONE.shiftLeft(127);
         AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
-        builder.tryAdd("in", "1", data("inside the lower half"));
-        builder.tryAdd("in", "2", data("inside too"));
-        builder.tryAdd("out", half.toString(), data("in the upper half"));
+        builder.tryAdd(utf8("in"), "1", utf8("inside the lower half"));
+        builder.tryAdd(utf8("in"), "2", utf8("inside too"));
+        builder.tryAdd(utf8("out"), half.toString(), utf8("in the upper half"));
         byte[] aggregate = builder.build();
 
         assertEquals(0, kclDeaggregate(aggregate, BigInteger.ZERO, half.subtract(BigInteger.ONE)).size());
@@ -146,10 +146,10 @@ public class AggregateBuilderTest {
     @Test
     public void theEffectiveHashKeyIsTheKclsOwn() throws Exception {
         for (String key : new String[] {"a", "user-42", "ключ", "k".repeat(256)}) {
-            assertEquals(key, kclEffectiveHashKey(key, null), HashKeys.effective(key, null));
+            assertEquals(key, kclEffectiveHashKey(key, null), HashKeys.effective(key, null).toBigInteger());
         }
-        assertEquals(new BigInteger("12345"), HashKeys.effective("ignored", "12345"));
-        assertEquals(kclEffectiveHashKey("ignored", "12345"), HashKeys.effective("ignored", "12345"));
+        assertEquals(new BigInteger("12345"), HashKeys.effective("ignored", "12345").toBigInteger());
+        assertEquals(kclEffectiveHashKey("ignored", "12345"), HashKeys.effective("ignored", "12345").toBigInteger());
     }
 
     private static BigInteger kclEffectiveHashKey(String partitionKey, String explicitHashKey) throws Exception {
@@ -177,10 +177,10 @@ public class AggregateBuilderTest {
     }
 
     private static UserRecord record(String partitionKey, String explicitHashKey, String data) {
-        return new UserRecord(partitionKey, explicitHashKey, data(data));
+        return new UserRecord(partitionKey, explicitHashKey, utf8(data));
     }
 
-    private static byte[] data(String text) {
+    private static byte[] utf8(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 

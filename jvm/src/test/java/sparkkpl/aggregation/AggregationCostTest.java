@@ -4,6 +4,7 @@ import static org.junit.Assert.assertTrue;
 
 import com.google.protobuf.ByteString;
 import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.Test;
 import software.amazon.kinesis.producer.protobuf.Messages;
@@ -39,7 +40,7 @@ public class AggregationCostTest {
         AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
         long bytes = 0;
         for (int i = 0; i < RECORDS; i++) {
-            String key = keys[i % KEYS];
+            byte[] key = keys[i % KEYS].getBytes(StandardCharsets.UTF_8);
             SIXTEEN_SHARDS.shardFor(HashKeys.effective(key, null));
             if (!builder.tryAdd(key, null, data)) {
                 bytes += builder.build().length;

@@ -18,16 +18,16 @@ public class ShardMapTest {
             new ShardMap.Shard("shardId-000000000002", half, MAX),
             new ShardMap.Shard("shardId-000000000001", BigInteger.ZERO, half.subtract(BigInteger.ONE))));
 
-        assertEquals("shardId-000000000001", map.shardFor(BigInteger.ZERO).id());
-        assertEquals("shardId-000000000001", map.shardFor(half.subtract(BigInteger.ONE)).id());
-        assertEquals("shardId-000000000002", map.shardFor(half).id());
-        assertEquals("shardId-000000000002", map.shardFor(MAX).id());
+        assertEquals("shardId-000000000001", map.shardFor(HashKey.of(BigInteger.ZERO)).id());
+        assertEquals("shardId-000000000001", map.shardFor(HashKey.of(half.subtract(BigInteger.ONE))).id());
+        assertEquals("shardId-000000000002", map.shardFor(HashKey.of(half)).id());
+        assertEquals("shardId-000000000002", map.shardFor(HashKey.of(MAX)).id());
     }
 
     @Test
     public void aKeyInAGapHasNoShard() {
         ShardMap map = new ShardMap(List.of(new ShardMap.Shard("s-1", BigInteger.TEN, MAX)));
-        assertNull(map.shardFor(BigInteger.ONE));
+        assertNull(map.shardFor(HashKey.of(BigInteger.ONE)));
     }
 
     @Test
