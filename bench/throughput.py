@@ -190,8 +190,11 @@ def child(args: argparse.Namespace) -> int:
     endpoint_url = options.pop("_endpoint_url", None)
     lift_limits = options.pop("_lift_limits", True)
     builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName(f"bench-{args.producer}"))
-    spark = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", args.heap).getOrCreate())
+    builder = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.driver.memory", args.heap))
+    if args.fixed_heap:  # spark-submit refuses -Xmx here; spark.driver.memory gives it
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(fixed_heap_flags(args.heap)))
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
         if args.producer == "coldstart":
@@ -362,6 +365,11 @@ def _version(dist: str) -> str:
     return version(dist)
 
 
+def fixed_heap_flags(heap: str) -> List[str]:
+    """JVM flags that commit and touch the whole heap at start, so that its RSS does not follow G1's sizing."""
+    return [f"-Xms{heap}", "-XX:+AlwaysPreTouch"]
+
+
 def timed_runs(entry: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [r for r in entry["runs"] if not r.get("warmup") and r.get("seconds")]
 
@@ -423,6 +431,7 @@ def main() -> int:
     c.add_argument("--options", default="{}")
     c.add_argument("--stream", default=STREAM)
     c.add_argument("--heap", default="4g")
+    c.add_argument("--fixed-heap", action="store_true")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per producer and workload")
     parser.add_argument("--warmup-runs", type=int, default=1,
                         help="untimed runs of the same workload before them, in the same child")
@@ -442,6 +451,9 @@ def main() -> int:
                         help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
+    parser.add_argument("--fixed-heap", action="store_true",
+                        help="every JVM's heap committed and touched at its maximum from the start (-Xms = -Xmx, "
+                             "AlwaysPreTouch): peak RSS then compares what each producer holds beyond the heap")
     parser.add_argument("--sink-options", type=json.loads, default={},
                         help="JSON object of extra options for sink and sink_kpl (and kpl_loop's KPL properties)")
     parser.add_argument("--skip-extras", action="store_true",
@@ -466,9 +478,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-bench-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "stream_shards": SHARDS,
-        "kpl_tuning": KPL_TUNING, "sink_aggregation": SINK_AGGREGATION, "results": [],
+        "kpl_tuning": KPL_TUNING, "sink_aggregation": SINK_AGGREGATION, "fixed_heap": args.fixed_heap, "results": [],
         "kpl_loop_settings": {}, "not_run": NOT_RUN}
-    py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap]
+    py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap,
+          *(["--fixed-heap"] if args.fixed_heap else [])]
     runs = args.warmup_runs + args.runs  # what each child makes
     jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
@@ -504,7 +517,8 @@ def main() -> int:
                     import pyspark
                     jars = Path(pyspark.__file__).parent / "jars"
                     # Spark's own jars supply what the sink gets from Spark at run time (slf4j, commons-logging)
-                    command = ["java", f"-Xmx{args.heap}", "-cp", f"{jar}:{jars}/*",
+                    heap_flags = fixed_heap_flags(args.heap) if args.fixed_heap else []
+                    command = ["java", f"-Xmx{args.heap}", *heap_flags, "-cp", f"{jar}:{jars}/*",
                                str(ROOT / "bench/KplLoop.java"), stream,
                                str(records), str(size), str(runs), *props]
                 else:
