@@ -187,7 +187,7 @@ def extras(report: dict) -> str:
             secs = sorted(r["seconds"] for r in timed_runs(e))
             medians[(e["workload"], e["producer"])] = secs[len(secs) // 2]
             out.append(f"- {e['workload']} ({e['records']:,} records of 100 B, {e['producer']}): "
-                       f"{' / '.join(f'{s:.2f}' for s in secs)} s per write (min/median/max)")
+                       f"{' / '.join(f'{s:.2f}' for s in secs)} s per write (the timed runs, fastest first)")
         if e["workload"] == "cold_start":
             out.append(f"- cold start (fresh driver JVM, empty nativeDir, 1,000 records): save() → first PutRecords "
                        f"at the endpoint {e.get('save_to_first_put_s', float('nan')):.2f} s; whole write "
