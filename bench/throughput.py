@@ -42,7 +42,13 @@ from spark_kpl._jar import JAR_NAME
 from spark_kpl_testing import host
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
 from spark_kpl_testing.net import LOOPBACK
-from spark_kpl_testing.processes import cpu_seconds, descendants, process_stat, stop_process_tree
+from spark_kpl_testing.processes import (
+    cpu_seconds,
+    descendants,
+    fixed_heap_flags,
+    process_stat,
+    stop_process_tree,
+)
 
 apply_loopback_env()
 
@@ -363,11 +369,6 @@ def machine() -> Dict[str, Any]:
 def _version(dist: str) -> str:
     from importlib.metadata import version
     return version(dist)
-
-
-def fixed_heap_flags(heap: str) -> List[str]:
-    """JVM flags that commit and touch the whole heap at start, so that its RSS does not follow G1's sizing."""
-    return [f"-Xms{heap}", "-XX:+AlwaysPreTouch"]
 
 
 def timed_runs(entry: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -61,6 +61,7 @@ from spark_kpl_testing.processes import (  # noqa: E402
     cmdline,
     daemons_placed_in,
     driver_jvm_pid,
+    fixed_heap_flags,
     jcmd,
     rss_bytes,
     running_from,
@@ -78,8 +79,8 @@ DRIVER_MEMORY = "1g"
 #: (the run before this rule: RSS 543 -> 874 MiB in one step at minute 10, heap committed 242 -> 567 MiB,
 #: live heap flat). spark.driver.extraJavaOptions reaches the local-mode JVM's command line through
 #: spark-submit, which refuses -Xmx there; main() checks the flags on /proc/<pid>/cmdline.
-DRIVER_JAVA_OPTIONS = f"-Xms{DRIVER_MEMORY} -XX:+AlwaysPreTouch"
-DRIVER_HEAP_FLAGS = (f"-Xmx{DRIVER_MEMORY}", f"-Xms{DRIVER_MEMORY}", "-XX:+AlwaysPreTouch")
+DRIVER_JAVA_OPTIONS = " ".join(fixed_heap_flags(DRIVER_MEMORY))
+DRIVER_HEAP_FLAGS = (f"-Xmx{DRIVER_MEMORY}", *fixed_heap_flags(DRIVER_MEMORY))
 STREAM, SHARDS = "soak", 1
 PARTITIONS = 2
 RECORD_BYTES = 1000

@@ -18,8 +18,9 @@ from spark_kpl_testing.polling import poll_until
 
 __all__ = [
     "ProcessStat", "age_seconds", "alive", "cmdline", "cpu_seconds", "daemons_placed_in", "descendants",
-    "driver_jvm_pid", "executable", "jcmd", "live_children", "log_tail", "process_stat", "process_table",
-    "rss_bytes", "running_from", "stop_process_tree", "stop_processes", "terminate", "threads", "wait_gone",
+    "driver_jvm_pid", "executable", "fixed_heap_flags", "jcmd", "live_children", "log_tail", "process_stat",
+    "process_table", "rss_bytes", "running_from", "stop_process_tree", "stop_processes", "terminate", "threads",
+    "wait_gone",
 ]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -215,6 +216,12 @@ def _signal_each(pids: Mapping[int, int], sig: int) -> None:
                 os.kill(pid, sig)
             except OSError:
                 pass  # exited meanwhile
+
+
+def fixed_heap_flags(heap: str) -> List[str]:
+    """JVM flags, beside ``-Xmx<heap>``, that commit and touch the whole heap at start: the JVM's RSS is
+    then the heap plus native memory, and does not follow how much of the heap G1 chooses to commit."""
+    return [f"-Xms{heap}", "-XX:+AlwaysPreTouch"]
 
 
 def jcmd(pid: int, *command: str, timeout: float) -> str:
