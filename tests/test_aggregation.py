@@ -22,6 +22,8 @@ from spark_kpl_testing.delivery import (
     kcl_view,
     misplaced_aggregates,
     outside_its_shard,
+    repeated_kinesis_records,
+    without_repeated_kinesis_records,
     write_in_background,
 )
 from spark_kpl_testing.endpoint import KinesisEndpoint
@@ -32,7 +34,7 @@ from spark_kpl_testing.records import Record
 def _lister(spark, endpoint: KinesisEndpoint):
     jvm = spark.sparkContext._jvm
     config = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options()))
-    return jvm.sparkkpl.aggregation.ShardLister(config)
+    return jvm.sparkkpl.aggregation.StreamApi(config)
 
 
 def _ranges(shard_map) -> List[Dict[str, str]]:
@@ -47,7 +49,7 @@ def test_the_shard_map_is_listed_from_the_daemons_endpoint_every_page(spark, end
     try:
         lister = _lister(spark, endpoint)
         try:
-            listed = _ranges(lister.list("agg-many-shards"))
+            listed = _ranges(lister.listShards("agg-many-shards", None))
         finally:
             lister.close()
         sink_pages = endpoint.requests("ListShards")[-2:]
@@ -66,7 +68,7 @@ def test_listing_an_unknown_stream_names_it_and_kinesis_error(spark, endpoint: K
     lister = _lister(spark, endpoint)
     try:
         with pytest.raises(Exception) as failure:
-            lister.list("agg-no-such-stream")
+            lister.listShards("agg-no-such-stream", None)
     finally:
         lister.close()
     assert "agg-no-such-stream" in str(failure.value)
@@ -243,35 +245,11 @@ def _write_through_a_reshard(spark, endpoint: KinesisEndpoint, stream: str, resh
     assert stored_before < RESHARD_ROWS and all(stored_in[shard] for shard in children), (
         f"not mid-write: {stored_before} stored before the reshard; after it, per shard {stored_in}")
     for_kcl = compare(_expected(RESHARD_ROWS),
-                      ((dedup.strip(r.data), r.partition_key) for r in _without_repeated_kinesis_records(kcl)))
+                      ((dedup.strip(r.data), r.partition_key) for r in without_repeated_kinesis_records(kcl)))
     assert for_kcl.exactly_once, "a KCL consumer: " + for_kcl.summary()
     _assert_every_copy_is_detectable(records)
     stale = _rows_grouped_by_a_stale_map(records, ranges, children)
     assert not stale, f"{len(stale)} (task, row) grouped for a closed shard after the task had regrouped: {stale[:5]}"
-
-
-def _by_kinesis_record(records: List[Record]) -> Dict[Tuple[str, str], List[Record]]:
-    grouped: Dict[Tuple[str, str], List[Record]] = {}
-    for record in records:
-        grouped.setdefault((record.shard_id, record.sequence_number), []).append(record)
-    return grouped
-
-
-def _without_repeated_kinesis_records(records: List[Record]) -> List[Record]:
-    """The records less the Kinesis records stored again byte for byte: the KPL's own retries (after
-    "Wrong Shard", when its shard map was stale, it sends the same aggregate again)."""
-    seen: Set[Tuple[bytes, ...]] = set()
-    kept: List[Record] = []
-    for inside in _by_kinesis_record(records).values():
-        content = tuple(r.data for r in inside)
-        if content not in seen:
-            seen.add(content)
-            kept.extend(inside)
-    return kept
-
-
-def _repeated_kinesis_records(records: List[Record]) -> int:
-    return len(_by_kinesis_record(records)) - len(_by_kinesis_record(_without_repeated_kinesis_records(records)))
 
 
 def _print_counts(reshard: str, stored_before: int, records: List[Record], kcl: List[Record],
@@ -279,7 +257,7 @@ def _print_counts(reshard: str, stored_before: int, records: List[Record], kcl: 
     rows = len({r.data for r in records})
     print(f"\n{reshard}: {stored_before} user records stored when it happened; in the end {len(records)} "
           f"stored in {len({(r.shard_id, r.sequence_number) for r in records})} Kinesis records "
-          f"({_repeated_kinesis_records(records)} of them repeats of another, byte for byte): {rows} distinct rows, "
+          f"({repeated_kinesis_records(records)} of them repeats of another, byte for byte): {rows} distinct rows, "
           f"{len(records) - rows} duplicates; the KCL view drops {len(dropped)} aggregates holding "
           f"{len(records) - len(kcl)} user records and keeps {len(kcl)}; {result}")
 

@@ -152,3 +152,27 @@ def kcl_view(records: List[Record], ranges: HashRanges) -> List[Record]:
     merge an aggregate built for the closed shard can land in a child."""
     dropped = misplaced_aggregates(records, ranges)
     return [r for r in records if (r.shard_id, r.sequence_number) not in dropped]
+
+
+def by_kinesis_record(records: List[Record]) -> Dict[Tuple[str, str], List[Record]]:
+    grouped: Dict[Tuple[str, str], List[Record]] = {}
+    for record in records:
+        grouped.setdefault((record.shard_id, record.sequence_number), []).append(record)
+    return grouped
+
+
+def without_repeated_kinesis_records(records: List[Record]) -> List[Record]:
+    """The records less the Kinesis records stored again byte for byte: the KPL's own retries (after
+    "Wrong Shard", when its shard map was stale, it sends the same aggregate again)."""
+    seen: Set[Tuple[bytes, ...]] = set()
+    kept: List[Record] = []
+    for inside in by_kinesis_record(records).values():
+        content = tuple(r.data for r in inside)
+        if content not in seen:
+            seen.add(content)
+            kept.extend(inside)
+    return kept
+
+
+def repeated_kinesis_records(records: List[Record]) -> int:
+    return len(by_kinesis_record(records)) - len(by_kinesis_record(without_repeated_kinesis_records(records)))

@@ -1,10 +1,12 @@
 """The Kinesis JSON 1.1 operations the endpoint serves, over its streams: what each call answers.
 
-``ListShards`` and ``PutRecords`` for the KPL daemon; ``PutRecord``, ``CreateStream``, ``DeleteStream``,
-``DescribeStream``, ``DescribeStreamSummary``, ``ListStreams``, ``SplitShard``, ``MergeShards`` for
+``ListShards`` and ``PutRecords`` for the KPL daemon; ``DescribeStreamSummary`` and ``ListShards`` for
+the sink; ``PutRecord``, ``CreateStream``, ``DeleteStream``, ``DescribeStream``, ``ListStreams``,
+``SplitShard``, ``MergeShards``, ``UpdateStreamRecordDistributionStrategy``, ``UpdateMaxRecordSize`` for
 tests; ``GetShardIterator`` and ``GetRecords`` for consumers that read the stored records as they are.
 Records are routed to shards as Kinesis routes them: MD5 of the partition key, or the explicit hash key,
-over the open shards' hash ranges.
+over the open shards' hash ranges, except on a stream whose record distribution strategy is ``AUTO``,
+where Kinesis ignores both keys and places each record itself.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class KinesisApi:
             "MergeShards": self._merge_shards_call,
             "GetShardIterator": self._get_shard_iterator,
             "GetRecords": self._get_records,
+            "UpdateStreamRecordDistributionStrategy": self._update_distribution_call,
+            "UpdateMaxRecordSize": self._update_max_record_size_call,
         }
 
     def call(self, operation: str, body: bytes) -> Answer:
@@ -82,8 +86,8 @@ class KinesisApi:
 
     # -- streams, for the endpoint's owner ----------------------------------------------------
 
-    def create_stream(self, name: str, shards: int) -> None:
-        stream = Stream(name, validate_stream(name, shards), self.region)
+    def create_stream(self, name: str, shards: int, on_demand: bool = False) -> None:
+        stream = Stream(name, validate_stream(name, shards), self.region, on_demand)
         with self._lock:
             if name in self._streams:
                 raise ValueError(f"stream {name!r} already exists")
@@ -100,17 +104,20 @@ class KinesisApi:
             return {name: len(s.shards) for name, s in self._streams.items()}
 
     def records(self, stream: str) -> List[Record]:
+        return [record for record, _arrived in self.records_arrived(stream)]
+
+    def records_arrived(self, stream: str) -> List[Tuple[Record, float]]:
         with self._lock:
             found = self._streams.get(stream)
             if found is None:
                 raise KeyError(f"no stream {stream!r}")
             snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
-        out: List[Record] = []
+        out: List[Tuple[Record, float]] = []
         for shard_id, stored in snapshot:
-            for sequence_number, partition_key, _ehk, data, _arrived in stored:
+            for sequence_number, partition_key, _ehk, data, arrived in stored:
                 raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number,
                        "PartitionKey": partition_key}
-                out.extend(user_records(raw, shard_id))
+                out.extend((record, arrived) for record in user_records(raw, shard_id))
         return out
 
     def delete_stream_after(self, name: str, records: int) -> None:
@@ -128,6 +135,10 @@ class KinesisApi:
     def merge_shards(self, stream: str, shard_id: Any, adjacent_shard_id: Any) -> None:
         with self._lock:
             self._stream({"StreamName": stream}).merge(shard_id, adjacent_shard_id)
+
+    def set_record_distribution(self, stream: str, strategy: str) -> None:
+        with self._lock:
+            self._stream({"StreamName": stream}).set_distribution(strategy)
 
     def hash_ranges(self, stream: str) -> Dict[str, Tuple[int, int]]:
         with self._lock:
@@ -189,7 +200,7 @@ class KinesisApi:
                 raise stream_not_found(stream.name)
             now, arrived = time.monotonic(), time.time()
             for hash_key, size, key, ehk, data in routed:
-                shard = stream.shard_for(hash_key)  # under the lock: a split or merge may have just happened
+                shard = stream.shard_for_put(hash_key)  # under the lock: a split or merge may have just happened
                 if limited and shard.limits.throttled(size, now, record_rate, byte_rate):
                     errors["ProvisionedThroughputExceededException"] += 1
                     results.append({"ErrorCode": "ProvisionedThroughputExceededException",
@@ -213,6 +224,9 @@ class KinesisApi:
     def _list_shards(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         token = payload.get("NextToken")
         if token is not None:
+            if "StreamName" in payload or "StreamCreationTimestamp" in payload:
+                raise ApiError(400, "InvalidArgumentException",
+                               "NextToken cannot be given with StreamName or StreamCreationTimestamp")
             try:
                 name, offset = json.loads(base64.b64decode(token))
             except Exception:
@@ -221,6 +235,7 @@ class KinesisApi:
             shard_filter: Any = None
         else:
             stream = self._stream(payload)
+            _check_creation(stream, payload)
             offset = 0
             shard_filter = payload.get("ShardFilter")
         with self._lock:
@@ -258,9 +273,10 @@ class KinesisApi:
 
     def _create_stream_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         name = payload.get("StreamName")
+        mode = (payload.get("StreamModeDetails") or {}).get("StreamMode", "PROVISIONED")
         shards = payload.get("ShardCount", 4)  # on-demand streams start with 4 shards
         try:
-            self.create_stream(name, shards)  # type: ignore[arg-type]
+            self.create_stream(name, shards, on_demand=mode == "ON_DEMAND")  # type: ignore[arg-type]
         except ValueError as e:
             if isinstance(name, str) and name in self._streams:
                 raise ApiError(400, "ResourceInUseException",
@@ -288,6 +304,18 @@ class KinesisApi:
     def _merge_shards_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         with self._lock:
             self._stream(payload).merge(payload.get("ShardToMerge"), payload.get("AdjacentShardToMerge"))
+        return {}
+
+    def _update_distribution_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        if "StreamARN" not in payload:  # Kinesis takes this call by ARN only
+            raise ApiError(400, "ValidationException", "StreamARN is required")
+        with self._lock:
+            self._stream(payload).set_distribution(payload.get("RecordDistributionStrategy"))
+        return {}
+
+    def _update_max_record_size_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            self._stream(payload).set_max_record_kib(payload.get("MaxRecordSizeInKiB"))
         return {}
 
     def _get_shard_iterator(self, payload: Dict[str, Any]) -> Dict[str, Any]:
@@ -364,6 +392,14 @@ def _route(entries: List[Any]) -> List[Tuple[int, int, str, Optional[str], str]]
     if call_bytes > _MAX_CALL_BYTES:
         raise ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
     return routed
+
+
+def _check_creation(stream: Stream, payload: Mapping[str, Any]) -> None:
+    """ListShards's StreamCreationTimestamp tells apart streams of one name: another one's is not found."""
+    created = payload.get("StreamCreationTimestamp")
+    if created is not None and abs(float(created) - stream.created) > 0.0005:
+        raise ApiError(400, "ResourceNotFoundException",
+                       f"Stream {stream.name} under account {ACCOUNT} with creation timestamp {created} not found.")
 
 
 def _decoded_size(data: str) -> int:

@@ -23,19 +23,22 @@ class Faults:
     throttling); Kinesis's own are :data:`KINESIS_SHARD_RECORDS_PER_SECOND` and
     :data:`KINESIS_SHARD_BYTES_PER_SECOND` (see :meth:`kinesis_limits`). Bytes are data plus
     partition key, as Kinesis counts them. ``operations``: the calls that ``http_error_rate``,
-    ``reset_rate`` and ``latency`` apply to.
+    ``reset_rate``, ``limit_exceeded_rate`` and ``latency`` apply to. ``limit_exceeded_rate``: the share
+    of those calls refused with ``LimitExceededException``, as Kinesis refuses a control-plane call over
+    its rate (``ListShards``: 1,000 a second per stream).
     """
 
     shard_records_per_second: Optional[float] = None
     shard_bytes_per_second: Optional[float] = None
     http_error_rate: float = 0.0
     reset_rate: float = 0.0
+    limit_exceeded_rate: float = 0.0
     record_failure_rate: float = 0.0
     latency: float = 0.0
     operations: FrozenSet[str] = frozenset({"PutRecords"})
 
     def __post_init__(self) -> None:
-        for name in ("http_error_rate", "reset_rate", "record_failure_rate"):
+        for name in ("http_error_rate", "reset_rate", "limit_exceeded_rate", "record_failure_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"Faults.{name} must be between 0 and 1, got {value!r}")
@@ -59,11 +62,13 @@ class Faults:
 
 @dataclass(frozen=True)
 class CallFault:
-    """What happens to one call: a TCP reset, or an HTTP error answer (500 or 503), after ``latency``."""
+    """What happens to one call: a TCP reset, an HTTP error answer (500 or 503), or a refusal for being
+    over the call rate, after ``latency``."""
 
     latency: float = 0.0
     reset: bool = False
     http_status: Optional[int] = None
+    limit_exceeded: bool = False
 
 
 class FaultInjector:
@@ -78,7 +83,7 @@ class FaultInjector:
         self._lock = threading.Lock()
         self._faults = faults or Faults()
         self._outage_until = 0.0
-        self._carry: Dict[str, float] = {"reset": 0.5, "error": 0.5, "record": 0.5}
+        self._carry: Dict[str, float] = {"reset": 0.5, "error": 0.5, "limit": 0.5, "record": 0.5}
         self._last_error_503 = False
 
     @property
@@ -112,6 +117,8 @@ class FaultInjector:
             if self._due("error", faults.http_error_rate):  # 500 and 503 in turn
                 self._last_error_503 = not self._last_error_503
                 return CallFault(faults.latency, http_status=503 if self._last_error_503 else 500)
+            if self._due("limit", faults.limit_exceeded_rate):
+                return CallFault(faults.latency, limit_exceeded=True)
         return CallFault(faults.latency)
 
     def record_fails(self) -> bool:

@@ -113,9 +113,14 @@ class KinesisEndpoint(Service):
 
     # -- streams -----------------------------------------------------------------------------
 
-    def create_stream(self, name: str, shards: int = 1) -> None:
-        """Create a stream, ACTIVE at once."""
-        self._api.create_stream(name, shards)
+    def create_stream(self, name: str, shards: int = 1, on_demand: bool = False) -> None:
+        """Create a stream, ACTIVE at once; ``on_demand``: in on-demand mode, which has a record
+        distribution strategy (``USER_PARTITION_KEY`` at first)."""
+        self._api.create_stream(name, shards, on_demand)
+
+    def set_record_distribution(self, stream: str, strategy: str) -> None:
+        """Switch an on-demand stream's record distribution strategy (``AUTO``: Kinesis ignores the keys)."""
+        self._api.set_record_distribution(stream, strategy)
 
     def delete_stream(self, name: str) -> None:
         """Delete a stream and what it stored; the name can be reused at once."""
@@ -129,6 +134,10 @@ class KinesisEndpoint(Service):
     def records(self, stream: str) -> List[Record]:
         """Every user record stored in ``stream``, de-aggregated: shard by shard, arrival order."""
         return self._api.records(stream)
+
+    def stored_arrivals(self, stream: str) -> List[Tuple[bytes, float]]:
+        """(data, epoch seconds when the endpoint stored it) of every user record of ``stream``."""
+        return [(record.data, arrived) for record, arrived in self._api.records_arrived(stream)]
 
     def delete_stream_after(self, name: str, records: int) -> None:
         """Delete ``name`` inside the PutRecords call that brings its stored records to ``records``
@@ -255,6 +264,8 @@ class KinesisEndpoint(Service):
             self._fail(request, ApiError(503, "ServiceUnavailable", "Service Unavailable"))
         elif fault.http_status == 500:
             self._fail(request, ApiError(500, "InternalFailure", "Internal service failure."))
+        elif fault.limit_exceeded:
+            self._fail(request, ApiError(400, "LimitExceededException", f"Rate exceeded for {operation}."))
         else:
             try:
                 answer = self._api.call(operation, body)

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError
 from spark_kpl_testing.endpoint.faults import TokenBuckets
 
-__all__ = ["HASH_SPACE", "Shard", "StoredRecord", "Stream", "validate_stream"]
+__all__ = ["AUTO", "HASH_SPACE", "USER_PARTITION_KEY", "Shard", "StoredRecord", "Stream", "validate_stream"]
 
 HASH_SPACE = 1 << 128
 
@@ -57,11 +57,24 @@ class Shard:
         return sequence_number
 
 
+#: Kinesis's record distribution strategies (on-demand streams only): by the record's keys, or AUTO, where
+#: Kinesis places each record itself and ignores its partition and explicit hash keys.
+USER_PARTITION_KEY, AUTO = "USER_PARTITION_KEY", "AUTO"
+#: A stream's maximum record size, data plus partition key: 1 MiB unless raised (UpdateMaxRecordSize).
+DEFAULT_MAX_RECORD_KIB, LARGEST_MAX_RECORD_KIB = 1024, 10240
+
+
 class Stream:
-    def __init__(self, name: str, shard_count: int, region: str) -> None:
+    def __init__(self, name: str, shard_count: int, region: str, on_demand: bool = False) -> None:
         self.name = name
         self.arn = f"arn:aws:kinesis:{region}:{ACCOUNT}:stream/{name}"
-        self.created = time.time()
+        #: Epoch seconds to the millisecond, as Kinesis reports it: tells apart two streams of one name.
+        self.created = round(time.time(), 3)
+        self.on_demand = on_demand
+        #: Only on-demand streams have a strategy, and may switch it (UpdateStreamRecordDistributionStrategy).
+        self.distribution: Optional[str] = USER_PARTITION_KEY if on_demand else None
+        self.max_record_kib = DEFAULT_MAX_RECORD_KIB
+        self._auto_placements = 0
         width = HASH_SPACE // shard_count
         #: Every shard ever, in shard-id order; closed ones keep their records.
         self.all_shards = [
@@ -81,6 +94,30 @@ class Stream:
     def shard_for(self, hash_key: int) -> Shard:
         """The open shard whose hash range holds ``hash_key``."""
         return self.shards[bisect.bisect_right(self.starts, hash_key) - 1]
+
+    def shard_for_put(self, hash_key: int) -> Shard:
+        """Where a put record goes: by its hash key, or under AUTO wherever Kinesis likes (here: in turn)."""
+        if self.distribution != AUTO:
+            return self.shard_for(hash_key)
+        self._auto_placements += 1
+        return self.shards[self._auto_placements % len(self.shards)]
+
+    def set_distribution(self, strategy: Any) -> None:
+        if not self.on_demand:
+            raise ApiError(400, "InvalidArgumentException",
+                           f"Stream {self.name} is not on-demand: only on-demand streams have a record "
+                           "distribution strategy")
+        if strategy not in (USER_PARTITION_KEY, AUTO):
+            raise ApiError(400, "ValidationException",
+                           f"RecordDistributionStrategy must be {USER_PARTITION_KEY} or {AUTO}, got {strategy!r}")
+        self.distribution = strategy
+
+    def set_max_record_kib(self, kib: Any) -> None:
+        valid = isinstance(kib, int) and not isinstance(kib, bool)
+        if not valid or not DEFAULT_MAX_RECORD_KIB <= kib <= LARGEST_MAX_RECORD_KIB:
+            raise ApiError(400, "ValidationException", f"MaxRecordSizeInKiB must be {DEFAULT_MAX_RECORD_KIB} to "
+                                                       f"{LARGEST_MAX_RECORD_KIB}, got {kib!r}")
+        self.max_record_kib = kib
 
     def any_shard(self, shard_id: Any) -> Shard:
         """A shard of the stream, open or closed."""
@@ -121,18 +158,22 @@ class Stream:
         self._index_open_shards()
 
     def summary(self) -> Dict[str, Any]:
-        return {
+        summary = {
             "StreamName": self.name,
             "StreamARN": self.arn,
             "StreamStatus": "ACTIVE",
-            "StreamModeDetails": {"StreamMode": "PROVISIONED"},
+            "StreamModeDetails": {"StreamMode": "ON_DEMAND" if self.on_demand else "PROVISIONED"},
             "RetentionPeriodHours": 24,
             "StreamCreationTimestamp": self.created,
             "EnhancedMonitoring": [{"ShardLevelMetrics": []}],
             "EncryptionType": "NONE",
             "OpenShardCount": len(self.shards),  # open ones only, as Kinesis counts
             "ConsumerCount": 0,
+            "MaxRecordSizeInKiB": self.max_record_kib,
         }
+        if self.distribution is not None:
+            summary["RecordDistributionStrategy"] = self.distribution
+        return summary
 
 
 def validate_stream(name: Any, shards: Any) -> int:

@@ -60,6 +60,8 @@ public final class ShardAggregator implements RecordGrouping {
         long[] rowNumbers = new long[64];
         int count;
         long bytes;
+        /** System.nanoTime when its first record came. */
+        long openedAt;
 
         Open(int maxBytes) {
             builder = new AggregateBuilder(maxBytes);
@@ -73,6 +75,7 @@ public final class ShardAggregator implements RecordGrouping {
             if (count == 0) {
                 first = record;
                 firstKey = partitionKey;
+                openedAt = System.nanoTime();
             }
             if (count == rowNumbers.length) {
                 rowNumbers = Arrays.copyOf(rowNumbers, 2 * count);
@@ -103,6 +106,8 @@ public final class ShardAggregator implements RecordGrouping {
     private final long maxRecords;
     private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
+    /** The streams the driver described for this write: which incarnation of each to list. */
+    private final Map<String, StreamDescription> described;
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
@@ -113,9 +118,13 @@ public final class ShardAggregator implements RecordGrouping {
     /**
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
+     * @param described the streams the driver described, by name; a stream only rows name is listed
+     *     by name alone
      */
-    public ShardAggregator(WriteConfig config, int maxBytes, boolean sinkChoosesKeys) {
+    public ShardAggregator(WriteConfig config, int maxBytes, boolean sinkChoosesKeys,
+                           Map<String, StreamDescription> described) {
         this.config = config;
+        this.described = described;
         this.maxBytes = maxBytes;
         this.maxRecords = config.getLong(SinkOption.QUEUE_LIMIT);
         this.maxRecordBytes = config.getLong(SinkOption.QUEUE_LIMIT_BYTES);
@@ -192,8 +201,8 @@ public final class ShardAggregator implements RecordGrouping {
         HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
-            if (map == null) {
-                map = ShardMaps.current(config, record.stream());
+            if (map == null || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
+                map = ShardMaps.current(config, record.stream(), createdOf(record.stream()));
                 maps.put(record.stream(), map);
             }
             ShardMap.Shard shard = map.shardFor(hashKey);
@@ -213,9 +222,15 @@ public final class ShardAggregator implements RecordGrouping {
         return null;
     }
 
-    /** The stream's map listed again (or as another task of the JVM just listed it), for this task from now on. */
+    /** The creation time the driver described the stream with, or null for a stream only rows name. */
+    private String createdOf(String stream) {
+        StreamDescription description = described.get(stream);
+        return description == null ? null : description.created();
+    }
+
+    /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
     private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = ShardMaps.reload(config, stream, stale);
+        ShardMap fresh = ShardMaps.listedAfter(config, stream, createdOf(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }
@@ -228,6 +243,16 @@ public final class ShardAggregator implements RecordGrouping {
             }
         }
         clear();
+    }
+
+    @Override
+    public void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready) {
+        for (Map.Entry<Target, Open> entry : open.entrySet()) {
+            Open aggregate = entry.getValue();
+            if (!aggregate.isEmpty() && aggregate.openedAt - nanoTime < 0) {
+                ready.accept(seal(entry.getKey(), aggregate));
+            }
+        }
     }
 
     @Override
@@ -252,25 +277,51 @@ public final class ShardAggregator implements RecordGrouping {
         return sealed;
     }
 
+    /** How often, and after what pauses, a shard that stored an aggregate is looked for in a new listing. */
+    private static final long[] CHILD_LISTING_PAUSES_MS = {0, 200, 500, 1_000, 2_000};
+
     /**
-     * Lists the stream again unless its map already holds the shard that stored the aggregate (or
-     * another task listed it since); then the aggregate is kept if every record inside lies in that
-     * shard's range. A shard that has closed again since is not listed: its range is unknown, so
-     * the records are sent again.
+     * Whether the records of an aggregate stand where Kinesis stored it: every one lies in the storing
+     * shard's range, by a map that knows that shard. A map listed right after a split may not show
+     * the children yet (ListShards is eventually consistent), so the stream is listed again, with
+     * pauses, before the records are declared misplaced and sent again. After the stream went
+     * missing, the map comes from a listing by name (the stream that has the name now), and the
+     * task sends the rest of its records for it one by one: its map may describe a deleted stream.
      */
     @Override
-    public boolean keptWhereStored(KplRecord record, String storedIn) throws IOException {
+    public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException {
         String stream = record.sent().stream();
-        ShardMap map = reload(stream, maps.get(stream));
-        if (map.shard(storedIn) == null) {
-            map = reload(stream, map);
+        ShardMap map;
+        if (streamWentMissing) {
+            maps.remove(stream);
+            unlisted.add(stream);
+            map = ShardMaps.listedAfter(config, stream, null, null);
+        } else {
+            map = maps.get(stream);
+        }
+        for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
+            pause(CHILD_LISTING_PAUSES_MS[i]);
+            map = streamWentMissing ? ShardMaps.listedAfter(config, stream, null, map) : reload(stream, map);
         }
         ShardMap.Shard stored = map.shard(storedIn);
         boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
             .allMatch(inside -> stored.contains(HashKeys.effective(inside.partitionKey(), inside.explicitHashKey())));
-        LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} (the stream was "
-            + "resharded): {}", record.count(), record.targetShard(), stream, storedIn,
-            kept ? "every record lies in that shard, so it stands" : "its records are sent again, grouped by the new shards");
+        LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} ({}): {}",
+            record.count(), record.targetShard(), stream, storedIn,
+            streamWentMissing ? "after the stream went missing" : "the stream was resharded",
+            kept ? "every record lies in that shard, so it stands" : "its records are sent again");
         return kept;
+    }
+
+    private static void pause(long ms) throws IOException {
+        if (ms == 0) {
+            return;
+        }
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while listing shards again", e);
+        }
     }
 }

@@ -9,8 +9,10 @@ import java.util.Map;
 
 /**
  * A stream's open shards and their hash key ranges, as {@code ListShards} returned them at one
- * moment: which shard a hash key routes to. A shard's range never changes (resharding makes new
- * shards), so a map goes stale only by missing shards, and is reloaded then.
+ * moment: which shard a hash key routes to. Within one incarnation of a stream a shard's range never
+ * changes (resharding makes new shards), so a map goes stale by missing shards; a stream deleted and
+ * created again under its name starts its shard ids over with other ranges, which is why a map knows
+ * the creation time it was listed for, and when it was listed.
  */
 public final class ShardMap {
     /** One shard: its id and its hash key range, both ends included. */
@@ -27,12 +29,24 @@ public final class ShardMap {
 
     private final List<Shard> shards;
     private final Map<String, Shard> byId = new HashMap<>();
+    private final String created;
+    private final long listedAtNanos;
+
+    /** A map listed now, of whichever stream has the name now. */
+    public ShardMap(List<Shard> shards) {
+        this(shards, null, System.nanoTime());
+    }
 
     /**
+     * @param created the stream's creation time it was listed for (see {@link StreamDescription}), or
+     *     null when listed by name alone
+     * @param listedAtNanos {@link System#nanoTime} when the listing began
      * @throws IllegalArgumentException when it has no shard or two ranges overlap (a shard list
      *     mixing parents and children)
      */
-    public ShardMap(List<Shard> shards) {
+    public ShardMap(List<Shard> shards, String created, long listedAtNanos) {
+        this.created = created;
+        this.listedAtNanos = listedAtNanos;
         List<Shard> sorted = new ArrayList<>(shards);
         sorted.sort(Comparator.comparing(Shard::start));
         if (sorted.isEmpty()) {
@@ -55,6 +69,16 @@ public final class ShardMap {
 
     public List<Shard> shards() {
         return shards;
+    }
+
+    /** The stream's creation time it was listed for; null when listed by name alone. */
+    public String created() {
+        return created;
+    }
+
+    /** Nanoseconds since its listing began. */
+    public long ageNanos() {
+        return System.nanoTime() - listedAtNanos;
     }
 
     /** The shard whose range holds the key, or null when no open shard does (a map taken mid-reshard). */

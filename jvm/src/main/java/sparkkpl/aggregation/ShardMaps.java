@@ -2,59 +2,134 @@ package sparkkpl.aggregation;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import sparkkpl.config.WriteConfig;
 
 /**
  * The shard maps of an executor JVM, one per stream and producer configuration (the endpoint and
- * credentials are part of it), loaded on first use and shared by the JVM's tasks. A map is loaded
- * again only on demand: when a hash key falls outside every shard it knows, or when a caller saw
- * Kinesis store a record in a shard other than the map's ({@link #invalidate}).
+ * credentials are part of it), shared by the JVM's tasks.
+ *
+ * <p>A map is fit to build aggregates on while it is of the stream's incarnation the driver described
+ * for the write (its creation time) and younger than {@link #MAX_AGE_NANOS}; otherwise, or when a
+ * task finds it wrong, the stream is listed again. Tasks that want a newer map at the same time share
+ * one {@code ListShards}: one listing per JVM, stream and change, and a task waits only for that
+ * listing's result, never behind a lock that other streams' listings hold.
  */
 public final class ShardMaps {
+    /**
+     * How long a map is trusted without news from Kinesis. A reshard shows at once (Kinesis stores an
+     * aggregate in a shard it was not built for), a stream deleted and created again shows in the
+     * ResourceNotFoundException its puts meet in between, or in the creation time the driver describes
+     * at the next write; this bounds what neither shows.
+     */
+    public static final long MAX_AGE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
     private record Key(Map<String, String> producer, String stream) {}
 
-    private static final Map<Map<String, String>, ShardLister> LISTERS = new ConcurrentHashMap<>();
-    private static final Map<Key, ShardMap> MAPS = new ConcurrentHashMap<>();
-    /** One load at a time: loads are rare, and concurrent tasks wanting the same map wait for one call. */
-    private static final Object LOADING = new Object();
+    /** One stream's latest map and the listing under way, if any. */
+    private static final class Slot {
+        ShardMap latest;
+        CompletableFuture<ShardMap> listing;
+        String listingFor;
+        long listingStarted;
+    }
+
+    private static final Map<Map<String, String>, StreamApi> APIS = new ConcurrentHashMap<>();
+    private static final Map<Key, Slot> SLOTS = new ConcurrentHashMap<>();
 
     private ShardMaps() {}
 
     /**
-     * The stream's map, listed now if this JVM has none.
+     * A map of the stream fit to build aggregates on now: of the incarnation created at {@code created}
+     * (null: whichever has the name), listed less than {@link #MAX_AGE_NANOS} ago.
      *
-     * @throws IOException when ListShards fails, naming the stream
+     * @throws IOException when ListShards fails, naming the stream (a stream created again since
+     *     {@code created} is not found)
      */
-    public static ShardMap current(WriteConfig config, String stream) throws IOException {
-        Key key = new Key(config.producerIdentity(), stream);
-        ShardMap map = MAPS.get(key);
-        return map != null ? map : load(config, key, null);
+    public static ShardMap current(WriteConfig config, String stream, String created) throws IOException {
+        Slot slot = slot(config, stream);
+        ShardMap latest;
+        synchronized (slot) {
+            latest = slot.latest;
+        }
+        return latest != null && fits(latest, created) ? latest : listedAfter(config, stream, created, latest);
     }
 
     /**
-     * Forgets {@code stale}, the stream's map a caller found wrong, and lists the stream again unless
-     * another task already did.
+     * A map of the stream listed after {@code seen} was (null: any fit one): another task's, if it listed
+     * the stream since, else the result of one listing shared by every task asking meanwhile.
      */
-    public static ShardMap reload(WriteConfig config, String stream, ShardMap stale) throws IOException {
-        return load(config, new Key(config.producerIdentity(), stream), stale);
-    }
-
-    /** Forgets {@code stale} so that the stream's next user lists it again. */
-    public static void invalidate(WriteConfig config, String stream, ShardMap stale) {
-        MAPS.remove(new Key(config.producerIdentity(), stream), stale);
-    }
-
-    private static ShardMap load(WriteConfig config, Key key, ShardMap stale) throws IOException {
-        synchronized (LOADING) {
-            ShardMap known = MAPS.get(key);
-            if (known != null && known != stale) {
-                return known;
+    public static ShardMap listedAfter(WriteConfig config, String stream, String created, ShardMap seen)
+            throws IOException {
+        Slot slot = slot(config, stream);
+        long seenAt = seen == null ? Long.MIN_VALUE : System.nanoTime() - seen.ageNanos();
+        CompletableFuture<ShardMap> listing;
+        boolean mine = false;
+        synchronized (slot) {
+            ShardMap latest = slot.latest;
+            if (latest != null && latest != seen && fits(latest, created)
+                    && (seen == null || latest.ageNanos() < seen.ageNanos())) {
+                return latest;
             }
-            ShardLister lister = LISTERS.computeIfAbsent(key.producer(), identity -> new ShardLister(config));
-            ShardMap loaded = lister.list(key.stream());
-            MAPS.put(key, loaded);
-            return loaded;
+            if (slot.listing != null && Objects.equals(slot.listingFor, created) && slot.listingStarted - seenAt >= 0) {
+                listing = slot.listing;
+            } else {
+                listing = new CompletableFuture<>();
+                slot.listing = listing;
+                slot.listingFor = created;
+                slot.listingStarted = System.nanoTime();
+                mine = true;
+            }
         }
+        if (mine) {
+            list(config, stream, created, slot, listing);
+        }
+        return await(listing, stream);
+    }
+
+    private static void list(WriteConfig config, String stream, String created, Slot slot,
+                             CompletableFuture<ShardMap> listing) {
+        try {
+            ShardMap listed = APIS.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config))
+                .listShards(stream, created);
+            synchronized (slot) {
+                slot.latest = listed;
+            }
+            listing.complete(listed);
+        } catch (IOException | RuntimeException e) {
+            listing.completeExceptionally(e);
+        } finally {
+            synchronized (slot) {
+                if (slot.listing == listing) {
+                    slot.listing = null;
+                }
+            }
+        }
+    }
+
+    private static ShardMap await(CompletableFuture<ShardMap> listing, String stream) throws IOException {
+        try {
+            return listing.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the shards of stream '" + stream + "'", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("listing the shards of stream '" + stream + "': " + e.getCause(), e.getCause());
+        }
+    }
+
+    private static boolean fits(ShardMap map, String created) {
+        return Objects.equals(map.created(), created) && map.ageNanos() < MAX_AGE_NANOS;
+    }
+
+    private static Slot slot(WriteConfig config, String stream) {
+        return SLOTS.computeIfAbsent(new Key(config.producerIdentity(), stream), key -> new Slot());
     }
 }

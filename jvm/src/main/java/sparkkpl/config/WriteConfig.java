@@ -146,6 +146,11 @@ public final class WriteConfig implements Serializable {
         kplConfiguration();
     }
 
+    /** Whether several rows may travel in one Kinesis record: built by the tasks, or by the KPL. */
+    public boolean aggregatesRecords() {
+        return aggregatesInExecutor() || kplConfiguration().isAggregationEnabled();
+    }
+
     /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
     public boolean aggregatesInExecutor() {
         return aggregation() == Aggregation.EXECUTOR;
@@ -174,6 +179,38 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.MAX_RECORD_BYTES.optionName() + "=" + maxRecordBytes() + " with "
                 + SinkOption.AGGREGATION.optionName() + "=executor: every aggregate must fit in one Kinesis record");
         }
+    }
+
+    /**
+     * This write's settings for a stream that places records itself (record distribution strategy
+     * AUTO): Kinesis ignores partition and explicit hash keys there, so an aggregate lands in any
+     * shard, where a KCL consumer drops its records. One Kinesis record per row then, and the KPL's
+     * aggregation and shard prediction off (with prediction on, the KPL retries every record Kinesis
+     * placed elsewhere as "Wrong Shard" until it expires).
+     *
+     * @throws IllegalArgumentException when the user asked for aggregation, naming the stream and option
+     */
+    public WriteConfig withoutAggregationFor(String stream) {
+        String why = "Stream '" + stream + "' places records itself (its record distribution strategy is AUTO), "
+            + "ignoring partition and explicit hash keys, so a KCL consumer drops aggregated records. ";
+        if (aggregatesInExecutor() && hasValue(SinkOption.AGGREGATION)) {
+            throw new IllegalArgumentException(why + "Option '" + SinkOption.AGGREGATION.optionName() + "=executor' "
+                + "cannot be used with it: leave the option out, and the sink sends one Kinesis record per row");
+        }
+        if (!aggregatesInExecutor() && "true".equalsIgnoreCase(kplProperties.getOrDefault(KPL_AGGREGATION_ENABLED, ""))) {
+            throw new IllegalArgumentException(why + "KPL property '" + KPL_AGGREGATION_ENABLED + "=true' cannot be "
+                + "used with it: leave it out, and the sink sends one Kinesis record per row");
+        }
+        EnumMap<SinkOption, String> sink = new EnumMap<>(sinkOptions);
+        sink.put(SinkOption.AGGREGATION, SinkOption.written(Aggregation.KPL));
+        TreeMap<String, String> kpl = new TreeMap<>(kplProperties);
+        if (aggregatesInExecutor()) {
+            kpl.remove(KPL_AGGREGATION_MAX_COUNT); // the sink's own setting, not the user's
+        }
+        kpl.put(KPL_AGGREGATION_ENABLED, "false");
+        WriteConfig config = new WriteConfig(sink, kpl);
+        config.validate();
+        return config;
     }
 
     /** Whether the option was given (as an option or config key), as opposed to defaulted. */

@@ -22,11 +22,15 @@ public interface RecordGrouping {
         }
 
         @Override
+        public void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready) {
+        }
+
+        @Override
         public void clear() {
         }
 
         @Override
-        public boolean keptWhereStored(KplRecord record, String storedIn) {
+        public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) {
             return true;
         }
     };
@@ -37,15 +41,24 @@ public interface RecordGrouping {
     /** Hands on everything it holds, complete or not: the task waits for acknowledgements next. */
     void sealAll(Consumer<KplRecord> ready);
 
+    /**
+     * Hands on what it has held since before {@code nanoTime} ({@link System#nanoTime}), so that a
+     * record bound for a shard the task's other rows rarely go to waits no longer than the KPL would
+     * buffer it.
+     */
+    void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready);
+
     /** Drops what it holds: the task failed, and nothing of it will be sent. */
     void clear();
 
     /**
      * Whether a consumer that checks hash ranges (the KCL) keeps every record of {@code record},
      * which Kinesis stored in shard {@code storedIn} rather than in the shard it was built for (the
-     * stream was resharded meanwhile). When not, its records must be sent again.
+     * stream was resharded meanwhile), or stored after the stream went missing ({@code
+     * streamWentMissing}: it may be another stream of the same name now). When not, its records must
+     * be sent again.
      *
      * @throws IOException when the stream's shards cannot be listed again
      */
-    boolean keptWhereStored(KplRecord record, String storedIn) throws IOException;
+    boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException;
 }

@@ -43,10 +43,14 @@ public final class TaskAcks {
     private Throwable producerFailure;
 
     /**
-     * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for: the
-     * task decides whether its records stand there or are sent again ({@link #settleMisplaced}).
+     * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for, or
+     * stored after an attempt found no such stream ({@code streamWentMissing}: it may have been
+     * deleted and created again, whose shard ids start over): the task decides whether its records
+     * stand there or are sent again ({@link #settleMisplaced}).
      */
-    public record Misplaced(KplRecord record, String storedIn) {}
+    public record Misplaced(KplRecord record, String storedIn, boolean streamWentMissing) {}
+
+    private static final String STREAM_NOT_FOUND = "ResourceNotFoundException";
 
     /** Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries. */
     void track(ListenableFuture<UserRecordResult> future, KplRecord record) {
@@ -57,8 +61,9 @@ public final class TaskAcks {
             @Override
             public void onSuccess(UserRecordResult result) {
                 String target = record.targetShard();
-                if (target != null && !target.equals(result.getShardId())) {
-                    misplaced(new Misplaced(record, result.getShardId()));
+                boolean streamWentMissing = target != null && metMissingStream(result);
+                if (target != null && (streamWentMissing || !target.equals(result.getShardId()))) {
+                    misplaced(new Misplaced(record, result.getShardId(), streamWentMissing));
                 } else {
                     completed(record.count(), 0, record.bytes());
                 }
@@ -74,6 +79,17 @@ public final class TaskAcks {
                 }
             }
         }, MoreExecutors.directExecutor());
+    }
+
+    /** Whether an attempt before the one that stored it found no such stream. */
+    private static boolean metMissingStream(UserRecordResult result) {
+        List<Attempt> attempts = result.getAttempts();
+        for (int i = 0; i < attempts.size() - 1; i++) {
+            if (STREAM_NOT_FOUND.equals(attempts.get(i).getErrorCode())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private synchronized void misplaced(Misplaced aggregate) {

@@ -29,6 +29,9 @@ public final class TaskFeed {
     private final long timeoutNanos;
     private final RefusalHandler onRefused;
     private final RecordGrouping grouping;
+    /** Half the KPL's RecordMaxBufferedTime: how often what the task holds is looked at for its age. */
+    private final long ageCheckNanos;
+    private long nextAgeCheck;
     /** KPL records the grouping just completed, not holding room yet. */
     private final List<KplRecord> sealed = new ArrayList<>();
     /** Hands a completed KPL record to {@link #sealed}: one object, not one per row. */
@@ -42,8 +45,14 @@ public final class TaskFeed {
     /** The KPL's reason for the record {@link #addFrom} stopped at. */
     private IllegalArgumentException refusal;
 
+    /**
+     * @param maxBufferedMs the KPL's RecordMaxBufferedTime: no record waits in the task much longer
+     *     while rows keep coming (a source that stops altogether sends what is held at commit)
+     */
     public TaskFeed(SharedProducer producer, TaskAcks acks, TaskQueueStats stats, long timeoutMs,
-                    RefusalHandler onRefused, RecordGrouping grouping) {
+                    RefusalHandler onRefused, RecordGrouping grouping, long maxBufferedMs) {
+        this.ageCheckNanos = Math.max(1, TimeUnit.MILLISECONDS.toNanos(maxBufferedMs) / 2);
+        this.nextAgeCheck = System.nanoTime() + ageCheckNanos;
         this.producer = producer;
         this.acks = acks;
         this.stats = stats;
@@ -66,9 +75,25 @@ public final class TaskFeed {
     private void group(TaskRecord record) throws IOException, InterruptedException, TimeoutException {
         grouping.add(record, seal);
         queueSealed();
-        if (pendingCarried >= BATCH_RECORDS) {
+        if (pendingCarried >= BATCH_RECORDS || heldTooLong()) {
             handOff();
         }
+    }
+
+    /**
+     * Every half RecordMaxBufferedTime: seals what the grouping has held since the last look, and
+     * says whether records wait for a hand-off, so that none waits in the task much longer than
+     * RecordMaxBufferedTime for the batch to fill.
+     */
+    private boolean heldTooLong() throws IOException, InterruptedException, TimeoutException {
+        long now = System.nanoTime();
+        if (now - nextAgeCheck < 0) {
+            return false;
+        }
+        nextAgeCheck = now + ageCheckNanos;
+        grouping.sealOpenedBefore(now - ageCheckNanos, seal);
+        queueSealed();
+        return !pending.isEmpty();
     }
 
     /**
@@ -150,7 +175,8 @@ public final class TaskFeed {
      */
     public void resendMisplaced() throws IOException, InterruptedException, TimeoutException {
         for (TaskAcks.Misplaced aggregate = acks.pollMisplaced(); aggregate != null; aggregate = acks.pollMisplaced()) {
-            boolean kept = grouping.keptWhereStored(aggregate.record(), aggregate.storedIn());
+            boolean kept = grouping.keptWhereStored(aggregate.record(), aggregate.storedIn(),
+                aggregate.streamWentMissing());
             acks.settleMisplaced(aggregate, kept);
             if (!kept) {
                 for (TaskRecord record : aggregate.record().carried()) {

@@ -1,6 +1,8 @@
 package sparkkpl.records;
 
+import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
+import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.NullData;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
@@ -20,11 +22,17 @@ public final class RecordAssembler {
     private final PayloadFormat.Serializer serializer;
     private final String defaultStream;
     private final long maxRecordBytes;
+    private final Map<String, StreamDescription> streams;
+    /** The smaller of maxRecordBytes and the default stream's own maximum. */
+    private final long defaultStreamMaxBytes;
     private final boolean skipNullData;
 
-    /** @param recordIds the task's record ids, or null without recordId=prefix */
+    /**
+     * @param recordIds the task's record ids, or null without recordId=prefix
+     * @param streams the streams the driver described, whose own maximum record size holds too
+     */
     public RecordAssembler(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                           RecordIdHeader.Task recordIds, int sparkPartition) {
+                           RecordIdHeader.Task recordIds, int sparkPartition, Map<String, StreamDescription> streams) {
         this.layout = layout;
         this.recordIds = recordIds;
         this.serializer = format.serializesRow() ? format.newSerializer(layout.payloadSchema()) : null;
@@ -32,6 +40,10 @@ public final class RecordAssembler {
         this.sparkPartition = sparkPartition;
         this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
         this.maxRecordBytes = config.maxRecordBytes();
+        this.streams = streams;
+        StreamDescription described = defaultStream == null ? null : streams.get(defaultStream);
+        this.defaultStreamMaxBytes = described == null ? maxRecordBytes
+            : Math.min(maxRecordBytes, described.maxRecordBytes());
         this.skipNullData = config.nullData() == NullData.SKIP;
     }
 
@@ -68,12 +80,22 @@ public final class RecordAssembler {
                 RowLayout.EXPLICIT_HASH_KEY, "InvalidExplicitHashKey");
         }
         long bytes = record.bytes();
-        if (bytes > maxRecordBytes) {
+        if (bytes > (record.stream().equals(defaultStream) ? defaultStreamMaxBytes : maxRecordBytes)) {
             throw rejected(record, rowNumber, RowLayout.DATA, "RecordTooLarge", "the record has " + bytes
-                + " bytes (data " + record.data().length + " plus partition key), over maxRecordBytes=" + maxRecordBytes
-                + " (Kinesis takes 1 MiB per record, or up to 10 MiB where the stream allows it)");
+                + " bytes (data " + record.data().length + " plus partition key), over " + limitOf(record.stream()));
         }
         return record;
+    }
+
+    /** The record size limit for a stream, as an error names it: the option's, or the stream's own. */
+    private String limitOf(String stream) {
+        StreamDescription described = streams.get(stream);
+        if (described != null && described.maxRecordBytes() < maxRecordBytes) {
+            return "the " + described.maxRecordBytes() + " bytes stream '" + stream + "' takes (its MaxRecordSizeInKiB "
+                + "is " + described.maxRecordKib() + "; UpdateMaxRecordSize raises it up to 10 MiB)";
+        }
+        return "maxRecordBytes=" + maxRecordBytes + " (Kinesis takes 1 MiB per record, or up to 10 MiB where the "
+            + "stream allows it)";
     }
 
     private byte[] data(InternalRow row, String stream, String key, String explicitHashKey) {

@@ -80,7 +80,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             producer = ProducerRegistry.acquire(config);
-            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping);
+            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping,
+                config.kplConfiguration().getRecordMaxBufferedTime());
         }
         try { // not through inFeed: its message and step would be two objects per row
             feed.resendMisplaced();

@@ -25,6 +25,7 @@ final class KplStreamingWrite implements StreamingWrite {
 
     private final WritePlan plan;
     private final CommittedBatches committed;
+    private final StreamLook look = StreamLook.perMicroBatch();
     /** How log lines name the query: by the name writeStream gave it, if any. */
     private final String query;
 
@@ -34,11 +35,14 @@ final class KplStreamingWrite implements StreamingWrite {
         this.query = plan.config().get(SinkOption.QUERY_NAME).map(name -> "query '" + name + "'").orElse("the query");
     }
 
-    /** Called for each micro-batch, so it reads the last committed batch afresh. */
+    /**
+     * Called for each micro-batch, so it reads the last committed batch afresh, and the stream's
+     * description when the last is older than {@link StreamLook#MICRO_BATCH_REUSE_NANOS}.
+     */
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         try {
-            return new Factory(plan, committed.last());
+            return new Factory(plan.described(look), committed.last());
         } catch (IOException e) {
             throw new UncheckedIOException("Reading the kpl sink's committed batches in " + committed.directory(), e);
         }

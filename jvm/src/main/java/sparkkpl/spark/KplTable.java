@@ -2,6 +2,7 @@ package sparkkpl.spark;
 
 import java.io.IOException;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.SparkContext;
@@ -52,8 +53,9 @@ final class KplTable implements SupportsWrite {
         refuseSpeculationUnlessAllowed(config);
         PayloadFormat format = PayloadFormat.resolve(config, SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
+        // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
         WritePlan plan = new WritePlan(config, layout, format, Partitioning.resolve(config, layout), info.queryId(),
-            deadLetterLocation(config));
+            deadLetterLocation(config), Map.of());
         return new WriteBuilder() {
             @Override
             public Write build() {
@@ -96,8 +98,8 @@ final class KplTable implements SupportsWrite {
         return location;
     }
 
-    static java.util.Map<String, String> sessionConf() {
-        java.util.Map<String, String> conf = new java.util.HashMap<>();
+    static Map<String, String> sessionConf() {
+        Map<String, String> conf = new java.util.HashMap<>();
         Iterator<Tuple2<String, String>> entries = SparkSession.active().conf().getAll().iterator();
         while (entries.hasNext()) {
             Tuple2<String, String> entry = entries.next();

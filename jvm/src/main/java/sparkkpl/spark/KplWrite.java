@@ -22,7 +22,7 @@ import sparkkpl.streaming.CommittedBatches;
  * One write: as a batch, tasks send records through their executor's producer and the driver adds up
  * what they report; as a stream, {@link KplStreamingWrite} does the same per micro-batch.
  */
-final class KplWrite implements Write, BatchWrite {
+final class KplWrite implements Write {
     private static final Logger LOG = LoggerFactory.getLogger(KplWrite.class);
 
     private static final String COMMITTED_BATCHES_DIR = "kpl-sink";
@@ -58,7 +58,7 @@ final class KplWrite implements Write, BatchWrite {
             throw new IllegalArgumentException("Option '" + SinkOption.CHECKPOINT_LOCATION.optionName() + "' is for "
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
-        return this;
+        return new Batch(plan.described(StreamLook.perWrite()));
     }
 
     @Override
@@ -84,23 +84,31 @@ final class KplWrite implements Write, BatchWrite {
         return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.writeId();
     }
 
-    @Override
-    public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new KplWriterFactory(plan);
-    }
+    /** A batch write, with its stream described once, before its tasks. */
+    private static final class Batch implements BatchWrite {
+        private final WritePlan plan;
 
-    /** Every task has committed, so every record they added was acknowledged by Kinesis. */
-    @Override
-    public void commit(WriterCommitMessage[] messages) {
-        WriteSummary total = WriteSummary.sum(messages);
-        LOG.info("Kinesis write committed: {}", total.toMap());
-        WriteSummary result = total;
-        config.get(SinkOption.WRITE_ID).ifPresent(id -> WriteResults.publish(id, result));
-    }
+        Batch(WritePlan plan) {
+            this.plan = plan;
+        }
 
-    /** Records already acknowledged stay in Kinesis: a stream cannot take them back (at-least-once). */
-    @Override
-    public void abort(WriterCommitMessage[] messages) {
-        LOG.warn("Kinesis write aborted; records its committed tasks sent remain in the stream");
+        @Override
+        public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+            return new KplWriterFactory(plan);
+        }
+
+        /** Every task has committed, so every record they added was acknowledged by Kinesis. */
+        @Override
+        public void commit(WriterCommitMessage[] messages) {
+            WriteSummary total = WriteSummary.sum(messages);
+            LOG.info("Kinesis write committed: {}", total.toMap());
+            plan.config().get(SinkOption.WRITE_ID).ifPresent(id -> WriteResults.publish(id, total));
+        }
+
+        /** Records already acknowledged stay in Kinesis: a stream cannot take them back (at-least-once). */
+        @Override
+        public void abort(WriterCommitMessage[] messages) {
+            LOG.warn("Kinesis write aborted; records its committed tasks sent remain in the stream");
+        }
     }
 }

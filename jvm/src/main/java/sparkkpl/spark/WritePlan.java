@@ -1,7 +1,9 @@
 package sparkkpl.spark;
 
 import java.io.Serializable;
+import java.util.Map;
 import sparkkpl.aggregation.ShardAggregator;
+import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.RecordId;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
@@ -20,9 +22,20 @@ import sparkkpl.records.RowLayout;
  * @param writeId Spark's id of the write: a fresh one per batch write, the query's own (kept in
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
+ * @param streams the streams the driver described for this write (or micro-batch), by name
  */
 record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                 String writeId, DeadLetterFile.Location deadLetters) implements Serializable {
+                 String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams)
+        implements Serializable {
+
+    /**
+     * This plan for the streams as the driver sees them now ({@link StreamLook}): the sink's settings
+     * fitted to each, and their descriptions for the tasks.
+     */
+    WritePlan described(StreamLook look) {
+        Map<String, StreamDescription> now = look.describe(config);
+        return new WritePlan(look.fitted(config, now), layout, format, partitioning, writeId, deadLetters, now);
+    }
 
     /** The recordId=prefix header maker, or null without one. */
     private RecordIdHeader recordIdHeader() {
@@ -43,14 +56,14 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
             deadLetterFile);
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(config, layout, format, partitioning,
-            header == null ? null : header.forTask(batchId, partitionId), partitionId);
+            header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
         return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping());
     }
 
     /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */
     private RecordGrouping recordGrouping() {
         return config.aggregatesInExecutor()
-            ? new ShardAggregator(config, config.aggregateMaxBytes(), partitioning.choosesKeys())
+            ? new ShardAggregator(config, config.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

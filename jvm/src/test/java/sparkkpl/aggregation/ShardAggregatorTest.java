@@ -17,7 +17,7 @@ import sparkkpl.producer.TaskRecord;
 public class ShardAggregatorTest {
     private static final byte[] DATA = new byte[10_000];
     private final ShardAggregator aggregator =
-        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true);
+        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true, Map.of());
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -74,7 +74,7 @@ public class ShardAggregatorTest {
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
         ShardAggregator capped = new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("queueLimit", "3",
-            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true);
+            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true, Map.of());
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);

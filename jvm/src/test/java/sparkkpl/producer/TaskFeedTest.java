@@ -101,7 +101,7 @@ public class TaskFeedTest {
     }
 
     private TaskFeed feed(TaskFeed.RefusalHandler onRefused) {
-        return new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, onRefused, RecordGrouping.ONE_BY_ONE);
+        return new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, onRefused, RecordGrouping.ONE_BY_ONE, 100);
     }
 
     private static void addRows(TaskFeed feed, String... keys) throws Exception {

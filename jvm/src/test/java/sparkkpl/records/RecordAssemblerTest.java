@@ -29,7 +29,7 @@ public class RecordAssemblerTest {
     private static RecordAssembler assembler(RecordIdHeader.Task recordIds, String... options) {
         WriteConfig config = TestConfigs.resolve(options);
         return new RecordAssembler(config, LAYOUT, new PayloadFormat(Format.RAW, "UTC"),
-            Partitioning.resolve(config, LAYOUT), recordIds, 0);
+            Partitioning.resolve(config, LAYOUT), recordIds, 0, java.util.Map.of());
     }
 
     private static InternalRow row(String... values) {

@@ -73,7 +73,7 @@ public final class DaemonKillMain {
         private TaskFeed feed(TaskAcks acks) {
             return new TaskFeed(producer, acks, new TaskQueueStats(), 60_000, (record, row, error) -> {
                 throw error;
-            }, RecordGrouping.ONE_BY_ONE);
+            }, RecordGrouping.ONE_BY_ONE, 100);
         }
     }
 

@@ -22,7 +22,7 @@ public final class ShutdownFlushMain {
         TaskAcks acks = new TaskAcks();
         TaskFeed feed = new TaskFeed(producer, acks, new TaskQueueStats(), 60_000, (record, row, error) -> {
             throw error;
-        }, RecordGrouping.ONE_BY_ONE);
+        }, RecordGrouping.ONE_BY_ONE, 100);
         for (int i = 0; i < count; i++) {
             byte[] data = ("exit-" + i).getBytes(StandardCharsets.UTF_8);
             feed.add(new KinesisRecord(stream, "key-" + i, null, data), i + 1);

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -33,35 +34,43 @@ import sparkkpl.config.AwsCredentials;
 import sparkkpl.config.WriteConfig;
 
 /**
- * Lists a stream's open shards with Kinesis's {@code ListShards}, as the KPL's daemon does
- * (ShardFilter AT_LATEST, 1,000 per page, later pages by NextToken only), from the same KPL settings:
- * Region, KinesisEndpoint, KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and
- * the producer's credentials. So it talks to whatever endpoint the daemon talks to.
+ * The two Kinesis control-plane calls the sink makes itself, from the same KPL settings as the daemon
+ * (Region, KinesisEndpoint, KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and
+ * the producer's credentials), so it talks to whatever endpoint the daemon talks to:
+ * {@code DescribeStreamSummary} on the driver, once per stream and write (Kinesis allows it 20 times a
+ * second per account), and {@code ListShards} on executors, as the KPL's daemon lists (ShardFilter
+ * AT_LATEST, 1,000 per page, later pages by NextToken only), for one incarnation of the stream when
+ * its creation time is known.
  *
  * <p>The call is made by hand in JSON 1.1 through the SDK's HTTP client and SigV4 signer that the jar
  * already carries, rather than through the SDK's Kinesis client: that client is not in the jar, and it
  * speaks CBOR, which can only be switched off for the whole JVM and which the daemon's endpoints need
  * not speak (docs/aggregation.md).
  */
-public final class ShardLister implements AutoCloseable {
-    private static final String TARGET = "Kinesis_20131202.ListShards";
+public final class StreamApi implements AutoCloseable {
+    private static final String TARGET_PREFIX = "Kinesis_20131202.";
     private static final String JSON_1_1 = "application/x-amz-json-1.1";
     private static final int PAGE_SIZE = 1000;
-    /** Kinesis allows ListShards 1000 times a second per stream, shared with every other caller. */
-    private static final int ATTEMPTS = 5;
-    private static final long FIRST_BACKOFF_MS = 200;
+    /**
+     * Kinesis allows ListShards 1,000 times a second per stream and DescribeStreamSummary 20 times a
+     * second per account, shared with every other caller: a refusal is waited out, with jitter so that
+     * the executors refused together do not come back together.
+     */
+    private static final int ATTEMPTS = 8;
+    private static final long FIRST_BACKOFF_MS = 100;
+    private static final long MAX_BACKOFF_MS = 5_000;
 
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
     private final String region;
     private final URI endpoint;
 
-    public ShardLister(WriteConfig config) {
+    public StreamApi(WriteConfig config) {
         KinesisProducerConfiguration kpl = config.kplConfiguration();
         this.region = kpl.getRegion().isEmpty() ? System.getenv("AWS_REGION") : kpl.getRegion();
         if (region == null || region.isEmpty()) {
-            throw new IllegalArgumentException("aggregation=executor lists the stream's shards itself and needs the KPL "
-                + "property 'Region' (or AWS_REGION in the executors' environment)");
+            throw new IllegalArgumentException("The sink describes and lists the stream itself and needs the KPL "
+                + "property 'Region' (or AWS_REGION in the environment)");
         }
         String host = kpl.getKinesisEndpoint().isEmpty()
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
@@ -87,13 +96,17 @@ public final class ShardLister implements AutoCloseable {
     /**
      * The stream's open shards now, every page.
      *
-     * @throws IOException naming the stream and Kinesis's error, once retries are spent
+     * @param created the stream's creation time as {@link StreamDescription} has it, so that a stream
+     *     deleted and created again under the name is not listed as this one; null: whichever has it now
+     * @throws IOException naming the stream and Kinesis's error, once retries are spent (a stream
+     *     created again since {@code created} is not found)
      */
-    public ShardMap list(String stream) throws IOException {
+    public ShardMap listShards(String stream, String created) throws IOException {
+        long listedAt = System.nanoTime();
         List<ShardMap.Shard> shards = new ArrayList<>();
         String nextToken = null;
         do {
-            JsonNode page = call(stream, pageRequest(stream, nextToken));
+            JsonNode page = call("ListShards", stream, pageRequest(stream, created, nextToken));
             for (JsonNode shard : page.field("Shards").map(JsonNode::asArray).orElse(List.of())) {
                 Map<String, JsonNode> range = shard.field("HashKeyRange").orElseThrow().asObject();
                 shards.add(new ShardMap.Shard(shard.field("ShardId").orElseThrow().text(),
@@ -102,17 +115,36 @@ public final class ShardLister implements AutoCloseable {
             nextToken = page.field("NextToken").filter(token -> !token.isNull()).map(JsonNode::text).orElse(null);
         } while (nextToken != null);
         try {
-            return new ShardMap(shards);
+            return new ShardMap(shards, created, listedAt);
         } catch (IllegalArgumentException e) {
             throw new IOException("ListShards of stream '" + stream + "' at " + endpoint + ": " + e.getMessage(), e);
         }
     }
 
-    private static byte[] pageRequest(String stream, String nextToken) {
+    /**
+     * What the sink needs to know of a stream before writing to it.
+     *
+     * @throws IOException naming the stream and Kinesis's error, once retries are spent
+     */
+    public StreamDescription describe(String stream) throws IOException {
+        JsonWriter json = JsonWriter.create();
+        json.writeStartObject().writeFieldName("StreamName").writeValue(stream).writeEndObject();
+        Map<String, JsonNode> summary = call("DescribeStreamSummary", stream, json.getBytes())
+            .field("StreamDescriptionSummary").orElseThrow().asObject();
+        return new StreamDescription(stream, summary.get("StreamCreationTimestamp").asNumber(),
+            summary.containsKey("RecordDistributionStrategy") ? summary.get("RecordDistributionStrategy").text() : null,
+            summary.containsKey("MaxRecordSizeInKiB") ? Integer.parseInt(summary.get("MaxRecordSizeInKiB").asNumber())
+                : StreamDescription.DEFAULT_MAX_RECORD_KIB);
+    }
+
+    private static byte[] pageRequest(String stream, String created, String nextToken) {
         JsonWriter json = JsonWriter.create();
         json.writeStartObject();
         if (nextToken == null) {
             json.writeFieldName("StreamName").writeValue(stream);
+            if (created != null) {
+                json.writeFieldName("StreamCreationTimestamp").writeNumber(created);
+            }
             json.writeFieldName("ShardFilter").writeStartObject().writeFieldName("Type").writeValue("AT_LATEST")
                 .writeEndObject();
         } else {
@@ -123,20 +155,24 @@ public final class ShardLister implements AutoCloseable {
         return json.getBytes();
     }
 
-    /** One page, retried with backoff on throttling, a server error or a broken connection. */
-    private JsonNode call(String stream, byte[] body) throws IOException {
+    /**
+     * One call, retried with backoff and full jitter on throttling, a server error or a broken
+     * connection.
+     */
+    private JsonNode call(String operation, String stream, byte[] body) throws IOException {
         IOException last = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             if (attempt > 1) {
-                sleep(FIRST_BACKOFF_MS << (attempt - 2));
+                long ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << (attempt - 2));
+                sleep(ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
             }
             HttpExecuteResponse response;
             byte[] answer;
             try {
-                response = http.prepareRequest(signed(body)).call();
+                response = http.prepareRequest(signed(operation, body)).call();
                 answer = readAll(response);
             } catch (IOException e) {
-                last = new IOException("ListShards of stream '" + stream + "' at " + endpoint + ": " + e, e);
+                last = new IOException(operation + " of stream '" + stream + "' at " + endpoint + ": " + e, e);
                 continue;
             }
             int status = response.httpResponse().statusCode();
@@ -144,8 +180,8 @@ public final class ShardLister implements AutoCloseable {
                 return JsonNodeParser.create().parse(answer);
             }
             String error = errorOf(answer);
-            last = new IOException("ListShards of stream '" + stream + "' at " + endpoint + " failed: HTTP " + status
-                + " " + error);
+            last = new StreamCallFailed(operation + " of stream '" + stream + "' at " + endpoint + " failed: HTTP "
+                + status + " " + error, error.startsWith("ResourceNotFoundException"));
             if (status < 500 && !error.startsWith("LimitExceededException")) {
                 break;
             }
@@ -153,9 +189,24 @@ public final class ShardLister implements AutoCloseable {
         throw last;
     }
 
-    private HttpExecuteRequest signed(byte[] body) {
+    /** Kinesis refused a call; {@link #notFound} when it knows no such stream (of that creation time). */
+    public static final class StreamCallFailed extends IOException {
+        private static final long serialVersionUID = 1L;
+        private final boolean notFound;
+
+        StreamCallFailed(String message, boolean notFound) {
+            super(message);
+            this.notFound = notFound;
+        }
+
+        public boolean notFound() {
+            return notFound;
+        }
+    }
+
+    private HttpExecuteRequest signed(String operation, byte[] body) {
         SdkHttpRequest request = SdkHttpRequest.builder().method(SdkHttpMethod.POST).uri(endpoint)
-            .putHeader("Content-Type", JSON_1_1).putHeader("X-Amz-Target", TARGET)
+            .putHeader("Content-Type", JSON_1_1).putHeader("X-Amz-Target", TARGET_PREFIX + operation)
             .putHeader("Content-Length", String.valueOf(body.length)).build();
         SignedRequest signed = AwsV4HttpSigner.create().sign(r -> r
             .identity(credentials.resolveCredentials())
@@ -197,7 +248,7 @@ public final class ShardLister implements AutoCloseable {
             TimeUnit.MILLISECONDS.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while listing shards", e);
+            throw new IOException("interrupted while calling Kinesis", e);
         }
     }
 

@@ -1,0 +1,91 @@
+package sparkkpl.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sparkkpl.aggregation.StreamApi;
+import sparkkpl.aggregation.StreamDescription;
+import sparkkpl.config.SinkOption;
+import sparkkpl.config.WriteConfig;
+
+/**
+ * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
+ * {@code DescribeStreamSummary}: which incarnation of the stream the tasks list the shards of, whether
+ * Kinesis places its records itself (AUTO), and the largest record it takes. Once per batch write;
+ * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos}.
+ * Executors never describe: Kinesis allows the call 20 times a second per account.
+ */
+final class StreamLook {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
+    /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
+    static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final long reuseNanos;
+    private Map<String, StreamDescription> last;
+    private long lastAt;
+
+    private StreamLook(long reuseNanos) {
+        this.reuseNanos = reuseNanos;
+    }
+
+    static StreamLook perWrite() {
+        return new StreamLook(0);
+    }
+
+    static StreamLook perMicroBatch() {
+        return new StreamLook(MICRO_BATCH_REUSE_NANOS);
+    }
+
+    /**
+     * The write's stream as Kinesis describes it now (none when rows name every stream).
+     *
+     * @throws IllegalArgumentException when no such stream exists
+     * @throws UncheckedIOException when Kinesis cannot be asked (saying which permission the sink needs)
+     */
+    Map<String, StreamDescription> describe(WriteConfig config) {
+        Optional<String> stream = config.get(SinkOption.STREAM_NAME);
+        if (stream.isEmpty()) {
+            return Map.of();
+        }
+        if (last != null && System.nanoTime() - lastAt < reuseNanos && last.containsKey(stream.get())) {
+            return last;
+        }
+        try (StreamApi api = new StreamApi(config)) {
+            StreamDescription described = api.describe(stream.get());
+            last = Map.of(stream.get(), described);
+            lastAt = System.nanoTime();
+            return last;
+        } catch (StreamApi.StreamCallFailed e) {
+            if (e.notFound()) {
+                throw new IllegalArgumentException("Option '" + SinkOption.STREAM_NAME.optionName() + "': stream '"
+                    + stream.get() + "' does not exist (" + e.getMessage() + ")", e);
+            }
+            throw lookFailed(stream.get(), e);
+        } catch (IOException e) {
+            throw lookFailed(stream.get(), e);
+        }
+    }
+
+    private static UncheckedIOException lookFailed(String stream, IOException cause) {
+        return new UncheckedIOException("Before writing, the sink describes stream '" + stream + "' (the "
+            + "kinesis:DescribeStreamSummary permission) to learn how Kinesis places its records and the largest "
+            + "record it takes: " + cause.getMessage(), cause);
+    }
+
+    /** The write's settings fitted to each described stream (its maximum record size: {@code RecordAssembler}). */
+    WriteConfig fitted(WriteConfig config, Map<String, StreamDescription> described) {
+        WriteConfig fitted = config;
+        for (StreamDescription stream : described.values()) {
+            if (stream.keysIgnored() && fitted.aggregatesRecords()) {
+                fitted = fitted.withoutAggregationFor(stream.stream());
+                LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): the sink sends one "
+                    + "Kinesis record per row to it, not aggregated", stream.stream());
+            }
+        }
+        return fitted;
+    }
+}

@@ -1,0 +1,195 @@
+"""Stream shapes a lab with fresh streams never meets, end to end through the real KPL into the project's
+endpoint and read back as a KCL consumer reads them (every sub-record of an aggregate inside the range
+of the shard that stored it): a stream deleted and created again under its name, a stream whose
+record distribution strategy is AUTO, a reshard under concurrent tasks, ListShards throttled, a
+sparse key from a slow source, and a stream's own maximum record size (docs/aggregation.md)."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Dict, Iterator
+
+import pytest
+from pyspark.sql import functions as F
+
+import spark_kpl
+from spark_kpl_testing.delivery import compare, kcl_view, without_repeated_kinesis_records, write_in_background
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.polling import wait_for
+
+ROWS = 20_000
+KEYS = 1000
+_names = itertools.count()
+
+
+@pytest.fixture
+def name(endpoint: KinesisEndpoint) -> Iterator[str]:
+    """A stream name of the test's own; whatever stream has it at the end is deleted."""
+    stream = f"shape{next(_names)}"
+    yield stream
+    endpoint.set_faults(Faults())
+    if stream in endpoint.streams:
+        endpoint.delete_stream(stream)
+
+
+def _rows(spark, first: int, count: int, partitions: int = 2, pause_every: int = 0):
+    """Rows ``first`` to ``first + count``, keyed by one of KEYS keys; with ``pause_every``, every such row
+    sleeps 15 ms in its task (Thread.sleep by reflection, its answer cut to ''), so the write lasts seconds."""
+    data = F.format_string("%08d", F.col("id"))
+    if pause_every:
+        sleep = f"reflect('java.lang.Thread', 'sleep', cast(if(id % {pause_every} = 0, 15, 0) as bigint))"
+        data = F.concat(data, F.substring(F.expr(sleep), 1, 0))
+    return spark.range(first, first + count, numPartitions=partitions).select(
+        data.alias("data"), F.format_string("user-%d", F.col("id") % KEYS).alias("partitionKey"))
+
+
+def _expected(first: int, count: int) -> Dict[bytes, str]:
+    return {b"%08d" % i: f"user-{i % KEYS}" for i in range(first, first + count)}
+
+
+def _kcl_reads(endpoint: KinesisEndpoint, stream: str):
+    """What a KCL consumer reads, less whole Kinesis records the KPL stored twice byte for byte (its
+    "Wrong Shard" retries while its own shard map is stale: duplicates a record id makes detectable)."""
+    return without_repeated_kinesis_records(kcl_view(endpoint.records(stream), endpoint.hash_ranges(stream)))
+
+
+def _listings(endpoint: KinesisEndpoint, stream: str) -> int:
+    """ListShards calls for the stream's first page: the sink's tasks' and the KPL daemon's."""
+    return sum(1 for body in endpoint.requests("ListShards") if body.get("StreamName") == stream)
+
+
+def test_a_stream_created_again_under_its_name_loses_nothing_for_a_kcl_consumer(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Shard ids start over in the new stream with other ranges: aggregates routed by the old
+    stream's map would land in a shard of the same id and count as written, and the KCL would drop
+    the records outside its narrower range. The driver describes the stream before each write, and the
+    tasks list the shards of that incarnation only."""
+    endpoint.create_stream(name, shards=2)
+    first = spark_kpl.write(_rows(spark, 0, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+    assert first.records_written == ROWS
+    endpoint.delete_stream(name)
+    endpoint.create_stream(name, shards=4)
+
+    second = spark_kpl.write(_rows(spark, ROWS, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+
+    assert second.records_written == ROWS and second.records_failed == 0
+    report = compare(_expected(ROWS, ROWS), ((r.data, r.partition_key) for r in _kcl_reads(endpoint, name)))
+    assert report.exactly_once, "a KCL consumer of the new stream: " + report.summary()
+
+
+def test_a_stream_that_places_records_itself_gets_one_row_per_kinesis_record(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Under AUTO Kinesis ignores partition and explicit hash keys, so an aggregate lands in any shard
+    and a KCL consumer drops what lies outside its range. A stream switched to AUTO between two writes
+    is seen by the second: one Kinesis record per row, every row read back by the KCL."""
+    endpoint.create_stream(name, shards=4, on_demand=True)
+    aggregated = spark_kpl.write(_rows(spark, 0, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+    assert aggregated.records_written == ROWS
+    assert len({r.sequence_number for r in endpoint.records(name)}) < ROWS / 10, "not aggregated before the switch"
+    endpoint.set_record_distribution(name, "AUTO")
+
+    result = spark_kpl.write(_rows(spark, ROWS, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+
+    assert result.records_written == ROWS and result.records_failed == 0
+    kcl = _kcl_reads(endpoint, name)
+    report = compare({**_expected(0, ROWS), **_expected(ROWS, ROWS)}, ((r.data, r.partition_key) for r in kcl))
+    assert report.exactly_once, "a KCL consumer: " + report.summary()
+    after_switch = [r for r in kcl if int(r.data) >= ROWS]
+    assert all(r.sub_sequence_number is None for r in after_switch), "rows aggregated into an AUTO stream"
+    assert len({r.shard_id for r in after_switch}) == 4
+
+
+def test_aggregation_asked_for_on_a_stream_that_places_records_itself_is_refused(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    endpoint.create_stream(name, shards=2, on_demand=True)
+    endpoint.set_record_distribution(name, "AUTO")
+    for option in ({"aggregation": "executor"}, {"aggregation": "kpl", "AggregationEnabled": "true"}):
+        with pytest.raises(spark_kpl.WriteRefused) as refused:
+            spark_kpl.write(_rows(spark, 0, 10), name, partition_key="partitionKey", **option,
+                            **endpoint.kpl_options())
+        assert name in str(refused.value) and "AUTO" in str(refused.value)
+        assert list(option)[-1] in str(refused.value)
+    assert endpoint.records(name) == []
+
+
+def test_a_split_under_concurrent_tasks_is_listed_once_per_change(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Two tasks of one executor JVM each notice the split in several misplaced aggregates; they share
+    one listing per change instead of one per aggregate, and lose nothing for a KCL consumer."""
+    endpoint.create_stream(name, shards=4)
+    rows = 40_000
+    slow = _rows(spark, 0, rows, pause_every=100)
+    before = _listings(endpoint, name)
+    thread, outcome = write_in_background(spark, slow, name, **endpoint.kpl_options())
+    wait_for(lambda: len(endpoint.records(name)) >= rows // 4, 60, "a quarter of the rows stored", every=0.1)
+    for shard_id, (start, end) in list(endpoint.hash_ranges(name).items()):
+        endpoint.split_shard(name, shard_id, (start + end + 1) // 2)
+    thread.join(120)
+    assert "error" not in outcome, outcome.get("error")
+
+    listings = _listings(endpoint, name) - before
+    print(f"\nthe stream was listed {listings} times; {outcome['result']}")
+    assert outcome["result"].records_written == rows
+    report = compare(_expected(0, rows), ((r.data, r.partition_key) for r in _kcl_reads(endpoint, name)))
+    assert report.at_least_once, "a KCL consumer: " + report.summary()
+    # The tasks: one listing before the split and one per change seen after it (at most a few more
+    # while ListShards does not show the children yet); the KPL daemon: one at start, one per change.
+    assert listings <= 6
+
+
+def test_list_shards_throttled_is_waited_out(spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Kinesis allows ListShards 1,000 times a second per stream, for every caller: two of three calls
+    refused with LimitExceededException are retried with backoff, and the rows still travel aggregated."""
+    endpoint.create_stream(name, shards=4)
+    endpoint.set_faults(Faults(limit_exceeded_rate=0.67, operations=frozenset({"ListShards"})))
+
+    result = spark_kpl.write(_rows(spark, 0, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+
+    assert endpoint.call_errors.get("LimitExceededException", 0) > 0
+    assert result.records_written == ROWS
+    records = endpoint.records(name)
+    assert compare(_expected(0, ROWS), ((r.data, r.partition_key) for r in _kcl_reads(endpoint, name))).exactly_once
+    assert len({r.sequence_number for r in records}) < ROWS / 10, "sent one by one, not aggregated"
+
+
+def test_a_sparse_key_from_a_slow_source_waits_no_longer_than_the_kpl_would_buffer_it(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """One task reads 60 rows, 50 ms apart; every 20th row has a key of its own, the others share one.
+    Each row is sent within about RecordMaxBufferedTime (here 200 ms) of being read, not when the
+    task ends 3 s later: the sparse key's open aggregate is sealed for its age."""
+    endpoint.create_stream(name, shards=4)
+    read_at = F.expr("reflect('java.lang.System', 'currentTimeMillis')")
+    pause = F.expr("reflect('java.lang.Thread', 'sleep', 50L)")
+    rows = spark.range(60, numPartitions=1).select(
+        F.concat(F.format_string("%03d-", F.col("id")), read_at, F.substring(pause, 1, 0)).alias("data"),
+        F.when(F.col("id") % 20 == 0, F.format_string("sparse-%d", F.col("id"))).otherwise("busy")
+        .alias("partitionKey"))
+
+    spark_kpl.write(rows, name, partition_key="partitionKey", RecordMaxBufferedTime="200", **endpoint.kpl_options())
+
+    arrivals = _arrivals(endpoint, name)
+    assert len(arrivals) == 60
+    # From row 20 on: the first rows also wait for the task's KPL daemon to start.
+    waits = sorted(arrived - read for row, (read, arrived) in arrivals.items() if int(row) >= 20)
+    print(f"\nwaits from read to stored (s): median {waits[len(waits) // 2]:.2f}, most {waits[-1]:.2f}")
+    assert waits[-1] < 1.0, f"a row waited {waits[-1]:.2f} s in the executor"
+
+
+def _arrivals(endpoint: KinesisEndpoint, stream: str) -> Dict[str, tuple]:
+    """Row -> (when the task read it, when the endpoint stored it), epoch seconds."""
+    stored = endpoint.stored_arrivals(stream)
+    return {data.split(b"-")[0].decode(): (int(data.split(b"-")[1]) / 1000, arrived) for data, arrived in stored}
+
+
+def test_a_record_over_the_streams_own_maximum_is_refused_naming_it(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """maxRecordBytes allows 2 MiB, the stream takes 1 MiB (its MaxRecordSizeInKiB, as Kinesis
+    reports it): the row is refused before the KPL sees it, naming the stream's maximum."""
+    endpoint.create_stream(name, shards=1)
+    big = spark.range(1, numPartitions=1).select(F.expr("repeat('x', 1500000)").alias("data"))
+    started = time.monotonic()
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failed:
+        spark_kpl.write(big, name, maxRecordBytes=str(2 << 20), **endpoint.kpl_options())
+    assert "MaxRecordSizeInKiB" in str(failed.value) and name in str(failed.value)
+    assert time.monotonic() - started < 20, "retried by the KPL instead of refused at once"
