@@ -84,6 +84,10 @@ class Scenario:
     #: A streaming query whose driver is killed after the sink committed a micro-batch and before Spark
     #: logged it, then restarted from its checkpoint.
     driver_killed: bool = False
+    #: The stream is on-demand (it has a record distribution strategy).
+    on_demand: bool = False
+    #: (spark, endpoint, stream, options) -> None, run before the write, in the same Spark session.
+    before: Optional[Callable[[Any, KinesisEndpoint, str, Dict[str, str]], None]] = None
 
 
 #: The records a killed daemon takes with it: one slow shard of unaggregated records keeps most in flight.
@@ -129,6 +133,49 @@ class StreamDeletion:
         endpoint.end_outage()
 
 
+class StreamRecreation:
+    """Deletes the stream being written and creates it again under its name with twice the shards, whose
+    ids start over with other hash ranges. What the first one held is kept first (as StreamDeletion)."""
+
+    def __init__(self, gap_seconds: float = 1.0) -> None:
+        self.gap_seconds = gap_seconds
+        self.deletion = StreamDeletion()
+
+    def __call__(self, endpoint: KinesisEndpoint) -> None:
+        [stream] = endpoint.streams
+        shards = endpoint.streams[stream]
+        self.deletion(endpoint)
+        time.sleep(self.gap_seconds)
+        endpoint.create_stream(stream, shards=2 * shards)
+
+
+#: Data that a scenario's earlier write (``Scenario.before``) sends, apart from the rows it counts.
+EARLIER_WRITE = b"earlier-"
+
+
+def write_then_create_again(spark, endpoint: KinesisEndpoint, stream: str, options: Dict[str, str]) -> None:
+    """One write to the stream, then the stream deleted and created again with twice the shards."""
+    earlier_write(spark, stream, options)
+    shards = endpoint.streams[stream]
+    endpoint.delete_stream(stream)
+    endpoint.create_stream(stream, shards=2 * shards)
+
+
+def write_then_switch_to_auto(spark, endpoint: KinesisEndpoint, stream: str, options: Dict[str, str]) -> None:
+    """One write to the (on-demand) stream, then its record distribution strategy switched to AUTO."""
+    earlier_write(spark, stream, options)
+    endpoint.set_record_distribution(stream, "AUTO")
+
+
+def earlier_write(spark, stream: str, options: Dict[str, str]) -> None:
+    from pyspark.sql import functions as F
+
+    earlier = spark.range(1000, numPartitions=PARTITIONS).select(
+        F.concat(F.lit(EARLIER_WRITE.decode()), F.col("id").cast("string")).alias("data"),
+        F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
+    spark_kpl.write(earlier, stream, partition_key="partitionKey", **options)
+
+
 class DeadLettersTurnedIntoFile:
     """A deadLetterPath that stops being writable mid-write: its folder is replaced by a file."""
 
@@ -169,6 +216,24 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                  note="the stream's first shard split in two once 25% arrived"),
         Scenario("shard merge mid-write", during=lambda ep: merge_the_two_shards(ep), trigger_after=quarter,
                  note="the stream's two shards merged into one once 25% arrived"),
+        Scenario("shard split while a streaming query runs", during=lambda ep: split_first_shard(ep),
+                 trigger_after=quarter + count // 8, streaming=True,
+                 note="the stream's first shard split in two mid micro-batch 1 of 4"),
+        Scenario("shard merge while a streaming query runs", during=lambda ep: merge_the_two_shards(ep),
+                 trigger_after=quarter + count // 8, streaming=True,
+                 note="the stream's two shards merged into one mid micro-batch 1 of 4"),
+        Scenario("stream created again between writes", before=write_then_create_again,
+                 note="a write of 1,000 rows in the same session, then the stream deleted and created again under "
+                      "its name with 4 shards (shard ids start over, with other hash ranges)"),
+        Scenario("stream created again during a write", during=StreamRecreation(), trigger_after=quarter,
+                 note="the stream deleted once 25% arrived (out: what it held then, and the new stream's), created "
+                      "again 1 s later under its name with 4 shards; RecordTtl 30 s"),
+        Scenario("stream switched to AUTO between writes", before=write_then_switch_to_auto, on_demand=True,
+                 note="an on-demand stream: a write of 1,000 rows (aggregated), then its record distribution "
+                      "strategy switched to AUTO (Kinesis places records itself, ignoring keys)"),
+        Scenario("ListShards throttled", Faults(limit_exceeded_rate=0.5, operations=frozenset({"ListShards"})),
+                 note="half the ListShards calls (the sink's and the KPL daemon's) refused with "
+                      "LimitExceededException"),
         Scenario("KPL daemon killed, failOnError=false, batch write", Faults(shard_records_per_second=100),
                  daemon_kill, during=processes.kill_daemon, trigger_after=quarter, note=kill_note),
         Scenario("KPL daemon killed, failOnError=false, streaming", Faults(shard_records_per_second=100),
@@ -351,8 +416,14 @@ def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, opt
     return f"success: {result.records_written} written, {result.records_failed} failed", result.records_written
 
 
-def tally(records: List[Record], ranges: Dict[str, Any], count: int) -> Dict[str, Any]:
-    """What the stream holds, against the ``count`` rows written."""
+def tally(stored: List[Tuple[List[Record], Dict[str, Any]]], count: int) -> Dict[str, Any]:
+    """What the stream holds (each incarnation's records and shard ranges), against the ``count`` rows
+    written; the records of a scenario's earlier write left out."""
+    def counted(records: List[Record]) -> List[Record]:
+        return [r for r in records if not dedup.strip(r.data).startswith(EARLIER_WRITE)]
+
+    records = [r for held, _ in stored for r in counted(held)]
+    kcl = [r for held, ranges in stored for r in counted(kcl_view(held, ranges))]
     payloads: Counter = Counter()
     ids: Counter = Counter()
     id_of_payload: Dict[bytes, set] = {}
@@ -369,14 +440,14 @@ def tally(records: List[Record], ranges: Dict[str, Any], count: int) -> Dict[str
         # exactly one copy of each payload.
         "detectable": all(len(v) == 1 for v in id_of_payload.values()) and len(ids) == distinct,
         "missing_rows": expected - set(payloads),
-        "missing_for_kcl_rows": expected - {body(r.data) for r in kcl_view(records, ranges)},
+        "missing_for_kcl_rows": expected - {body(r.data) for r in kcl},
         "unexpected": len(set(payloads) - expected),
     }
 
 
 def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count: int) -> Dict[str, Any]:
     stream = f"rel{number}"
-    endpoint.create_stream(stream, shards=2)
+    endpoint.create_stream(stream, shards=2, on_demand=scenario.on_demand)
     endpoint.set_faults(scenario.faults)
     endpoint.end_outage()
     group = f"reliability-{number}"
@@ -404,6 +475,8 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
             options["deadLetterPath"] = tempfile.mkdtemp(prefix="spark-kpl-reliability-dead-")
         dead_letters = Path(options["deadLetterPath"])
     groups = [group]
+    if scenario.before:
+        scenario.before(spark, endpoint, stream, options)
     try:
         outcome, written = write(spark, endpoint, scenario, scenario.stream or stream, options, count, groups)
     except Exception as error:  # the outcome being measured
@@ -416,13 +489,17 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     endpoint.end_outage()
     endpoint.set_faults(Faults())
     hit = {**endpoint.record_errors, **{f"call {k}": v for k, v in endpoint.call_errors.items()}}
+    # Each incarnation of the stream with its shards' ranges: a stream created again under the name starts
+    # its shard ids over, so a KCL consumer reads each apart.
+    stored: List[Tuple[List[Record], Dict[str, Any]]] = []
+    deletion = scenario.during.deletion if isinstance(scenario.during, StreamRecreation) else scenario.during
+    if isinstance(deletion, StreamDeletion):
+        stored.append((deletion.held, deletion.ranges))
     if stream in endpoint.streams:
-        records, ranges = endpoint.records(stream), endpoint.hash_ranges(stream)
+        stored.append((endpoint.records(stream), endpoint.hash_ranges(stream)))
         endpoint.delete_stream(stream)
-    else:
-        assert isinstance(scenario.during, StreamDeletion), f"stream {stream} vanished"
-        records, ranges = scenario.during.held, scenario.during.ranges
-    counts = tally(records, ranges, count)
+    assert stored, f"stream {stream} vanished"
+    counts = tally(stored, count)
     dead: Counter = Counter()
     if dead_letters:
         if dead_letters.is_dir():

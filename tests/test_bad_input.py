@@ -140,7 +140,7 @@ CASES: Dict[str, Case] = {
     "wrong credentials: key id without secret": Case(
         kpl_write(plain_rows, awsAccessKeyId="AKIDEXAMPLE"), r"awsAccessKeyId|awsSecretAccessKey"),
     "unreachable endpoint (closed loopback port)": Case(
-        unreachable_endpoint, r"(?s)stream '{stream}'.*Expired"),
+        unreachable_endpoint, r"(?s)describes stream '{stream}'.*Connection refused"),
     "unknown option": Case(kpl_write(plain_rows, RecordMaxBuferedTime="100"), r"option 'RecordMaxBuferedTime'"),
     "bad KPL property value": Case(kpl_write(plain_rows, RecordTtl="10"),
                                    r"Invalid value for KPL property 'RecordTtl'"),

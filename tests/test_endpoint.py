@@ -236,18 +236,20 @@ def test_kpl_retries_through_throttling_partial_failures_errors_and_resets(spark
 
 
 def test_outage_longer_than_record_ttl_fails_the_write_naming_stream_and_error(spark, endpoint, ep_stream):
-    endpoint.outage(120)
+    """Every PutRecords connection reset for longer than RecordTtl (the driver's look at the stream and
+    the daemon's ListShards still answered, so the write gets as far as sending)."""
+    endpoint.set_faults(reset_rate=1.0)
     try:
         with pytest.raises(Exception) as failure:
             spark_kpl.write(numbered_rows(spark, 200, 2), ep_stream, partition_key="partitionKey",
                             RecordTtl=3000, **endpoint.kpl_options())
         stored_in_the_outage = len(endpoint.records(ep_stream))
     finally:
-        endpoint.end_outage()
+        endpoint.set_faults(reset_rate=0.0)
     message = str(failure.value)
     assert f"stream '{ep_stream}'" in message
     assert "Expired" in message and "curlCode" in message  # the final error, and why
-    assert endpoint.call_errors["Outage"] > 0
+    assert endpoint.call_errors["ConnectionReset"] > 0
     # After it, the other task's records still in the KPL may arrive: a failed write's accepted rows may.
     assert stored_in_the_outage == 0
 

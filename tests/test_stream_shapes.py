@@ -92,6 +92,7 @@ def test_a_stream_that_places_records_itself_gets_one_row_per_kinesis_record(
     result = spark_kpl.write(_rows(spark, ROWS, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
 
     assert result.records_written == ROWS and result.records_failed == 0
+    assert result.records_unaggregated == ROWS and aggregated.records_unaggregated == 0
     kcl = _kcl_reads(endpoint, name)
     report = compare({**_expected(0, ROWS), **_expected(ROWS, ROWS)}, ((r.data, r.partition_key) for r in kcl))
     assert report.exactly_once, "a KCL consumer: " + report.summary()

@@ -34,7 +34,9 @@ class WriteResult:
     ``nullData="skip"``; ``records_replayed`` rows of a streaming micro-batch already delivered
     before a restart, not sent again; ``records_resent`` records sent a second time because Kinesis
     stored their aggregate in a shard it was not built for (a reshard mid-write), where a consumer
-    that checks hash ranges (the KCL) drops it.
+    that checks hash ranges (the KCL) drops it; ``records_unaggregated`` rows sent one per Kinesis record
+    because their stream places records itself (record distribution strategy ``AUTO``), where a consumer
+    that checks hash ranges would drop an aggregate.
 
     ``peak_outstanding_*`` are the highest any executor's shared producer had outstanding
     (added, not yet acknowledged by Kinesis) while this write's tasks added records.
@@ -45,6 +47,7 @@ class WriteResult:
     records_skipped: int
     records_replayed: int
     records_resent: int
+    records_unaggregated: int
     bytes_written: int
     backpressure_cycles: int
     blocked_ms: int

@@ -60,7 +60,7 @@ public final class ShardAggregator implements RecordGrouping {
         long[] rowNumbers = new long[64];
         int count;
         long bytes;
-        /** System.nanoTime when its first record came. */
+        /** The aggregator's look ({@link #sealAged}) after which its first record came. */
         long openedAt;
 
         Open(int maxBytes) {
@@ -71,11 +71,12 @@ public final class ShardAggregator implements RecordGrouping {
             return count == 0;
         }
 
-        void added(TaskRecord record, byte[] partitionKey) {
+        /** @param look the aggregator's looks so far: its age is counted in them */
+        void added(TaskRecord record, byte[] partitionKey, long look) {
             if (count == 0) {
                 first = record;
                 firstKey = partitionKey;
-                openedAt = System.nanoTime();
+                openedAt = look;
             }
             if (count == rowNumbers.length) {
                 rowNumbers = Arrays.copyOf(rowNumbers, 2 * count);
@@ -114,6 +115,8 @@ public final class ShardAggregator implements RecordGrouping {
     /** Streams this task could not list (or route a key in): their records travel alone. */
     private final Set<String> unlisted = new HashSet<>();
     private long openBytes;
+    /** How many times {@link #sealAged} looked. */
+    private long looks;
 
     /**
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
@@ -174,7 +177,7 @@ public final class ShardAggregator implements RecordGrouping {
         if (aggregate.isEmpty()) {
             aggregate.firstHashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         }
-        aggregate.added(taskRecord, partitionKey);
+        aggregate.added(taskRecord, partitionKey, looks);
         return true;
     }
 
@@ -245,14 +248,16 @@ public final class ShardAggregator implements RecordGrouping {
         clear();
     }
 
+    /** Seals the aggregates opened before the previous look: each has been open a whole interval between looks. */
     @Override
-    public void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready) {
+    public void sealAged(Consumer<KplRecord> ready) {
         for (Map.Entry<Target, Open> entry : open.entrySet()) {
             Open aggregate = entry.getValue();
-            if (!aggregate.isEmpty() && aggregate.openedAt - nanoTime < 0) {
+            if (!aggregate.isEmpty() && aggregate.openedAt < looks) {
                 ready.accept(seal(entry.getKey(), aggregate));
             }
         }
+        looks++;
     }
 
     @Override

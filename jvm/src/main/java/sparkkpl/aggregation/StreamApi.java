@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
@@ -129,12 +130,18 @@ public final class StreamApi implements AutoCloseable {
     public StreamDescription describe(String stream) throws IOException {
         JsonWriter json = JsonWriter.create();
         json.writeStartObject().writeFieldName("StreamName").writeValue(stream).writeEndObject();
-        Map<String, JsonNode> summary = call("DescribeStreamSummary", stream, json.getBytes())
-            .field("StreamDescriptionSummary").orElseThrow().asObject();
-        return new StreamDescription(stream, summary.get("StreamCreationTimestamp").asNumber(),
-            summary.containsKey("RecordDistributionStrategy") ? summary.get("RecordDistributionStrategy").text() : null,
-            summary.containsKey("MaxRecordSizeInKiB") ? Integer.parseInt(summary.get("MaxRecordSizeInKiB").asNumber())
-                : StreamDescription.DEFAULT_MAX_RECORD_KIB);
+        JsonNode summary = call("DescribeStreamSummary", stream, json.getBytes())
+            .field("StreamDescriptionSummary").orElseThrow();
+        String created = present(summary, "StreamCreationTimestamp").map(JsonNode::asNumber).orElse(null);
+        return new StreamDescription(stream, created,
+            present(summary, "RecordDistributionStrategy").map(JsonNode::text).orElse(null),
+            present(summary, "MaxRecordSizeInKiB").map(node -> Integer.parseInt(node.asNumber()))
+                .orElse(StreamDescription.DEFAULT_MAX_RECORD_KIB));
+    }
+
+    /** A field of a JSON object that is there and not null (emulators write null for what they lack). */
+    private static Optional<JsonNode> present(JsonNode object, String name) {
+        return object.field(name).filter(node -> !node.isNull());
     }
 
     private static byte[] pageRequest(String stream, String created, String nextToken) {

@@ -7,7 +7,8 @@ import java.io.Serializable;
  * executors with the write.
  *
  * @param created the stream's creation time as Kinesis wrote it (epoch seconds): two streams of one
- *     name, one deleted and the other created since, differ in it, and ListShards takes it back
+ *     name, one deleted and the other created since, differ in it, and ListShards takes it back; null
+ *     when the endpoint does not say (an emulator): the stream is then listed by name
  * @param distribution the record distribution strategy: null (provisioned streams have none),
  *     {@code USER_PARTITION_KEY}, or {@code AUTO}
  * @param maxRecordKib the largest record the stream takes, data plus partition key, in KiB

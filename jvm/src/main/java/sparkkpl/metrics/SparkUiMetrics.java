@@ -11,7 +11,7 @@ public final class SparkUiMetrics {
 
     public static CustomMetric[] all() {
         return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
-            new RecordsResent(), new BytesWritten(),
+            new RecordsResent(), new RecordsUnaggregated(), new BytesWritten(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
     }
@@ -70,6 +70,12 @@ public final class SparkUiMetrics {
     public static final class RecordsResent extends UiMetric {
         public RecordsResent() {
             super(WriteMetric.RECORDS_RESENT);
+        }
+    }
+
+    public static final class RecordsUnaggregated extends UiMetric {
+        public RecordsUnaggregated() {
+            super(WriteMetric.RECORDS_UNAGGREGATED);
         }
     }
 

@@ -13,6 +13,8 @@ public enum WriteMetric {
     RECORDS_REPLAYED("rows of a micro-batch delivered before a restart, which Spark ran again: not re-sent", true),
     RECORDS_RESENT("records sent again because Kinesis stored their aggregate in a shard it was not built for "
         + "(the stream was resharded mid-write), where a consumer that checks hash ranges drops it", true),
+    RECORDS_UNAGGREGATED("rows sent one per Kinesis record, not aggregated, because their stream places records "
+        + "itself (record distribution strategy AUTO), where a consumer that checks hash ranges drops aggregates", true),
     BYTES_WRITTEN("bytes of acknowledged records (data plus partition key, as Kinesis counts them)", true),
     BACKPRESSURE_CYCLES("times a task waited for room under the queue limit", true),
     BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit", true),

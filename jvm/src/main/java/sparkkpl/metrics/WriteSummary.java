@@ -19,12 +19,14 @@ public final class WriteSummary implements WriterCommitMessage {
     }
 
     /** A task's figures so far; {@code committed} says whether it counts as a finished task. */
-    public static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, TaskQueueStats queue, boolean committed) {
+    public static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, long unaggregated, TaskQueueStats queue,
+                                      boolean committed) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
         values[WriteMetric.RECORDS_SKIPPED.ordinal()] = skipped;
         values[WriteMetric.RECORDS_RESENT.ordinal()] = acks.resent();
+        values[WriteMetric.RECORDS_UNAGGREGATED.ordinal()] = unaggregated;
         values[WriteMetric.BYTES_WRITTEN.ordinal()] = acks.bytesSucceeded();
         values[WriteMetric.BACKPRESSURE_CYCLES.ordinal()] = queue.backpressureCycles();
         values[WriteMetric.BLOCKED_MS.ordinal()] = queue.blockedMs();

@@ -22,7 +22,7 @@ public interface RecordGrouping {
         }
 
         @Override
-        public void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready) {
+        public void sealAged(Consumer<KplRecord> ready) {
         }
 
         @Override
@@ -42,11 +42,11 @@ public interface RecordGrouping {
     void sealAll(Consumer<KplRecord> ready);
 
     /**
-     * Hands on what it has held since before {@code nanoTime} ({@link System#nanoTime}), so that a
-     * record bound for a shard the task's other rows rarely go to waits no longer than the KPL would
-     * buffer it.
+     * A periodic look at what it holds: hands on what it already held at the previous look, so that
+     * a record bound for a shard the task's other rows rarely go to waits about as long as the KPL
+     * would buffer it, not until the task ends.
      */
-    void sealOpenedBefore(long nanoTime, Consumer<KplRecord> ready);
+    void sealAged(Consumer<KplRecord> ready);
 
     /** Drops what it holds: the task failed, and nothing of it will be sent. */
     void clear();

@@ -29,7 +29,11 @@ public final class TaskFeed {
     private final long timeoutNanos;
     private final RefusalHandler onRefused;
     private final RecordGrouping grouping;
-    /** Half the KPL's RecordMaxBufferedTime: how often what the task holds is looked at for its age. */
+    /**
+     * The KPL's RecordMaxBufferedTime: how often the grouping looks at what it holds for its age, in
+     * the task's own time, time spent waiting for room left out (sealing then would only shrink
+     * aggregates: nothing more can be sent while the queue is full).
+     */
     private final long ageCheckNanos;
     private long nextAgeCheck;
     /** KPL records the grouping just completed, not holding room yet. */
@@ -51,7 +55,7 @@ public final class TaskFeed {
      */
     public TaskFeed(SharedProducer producer, TaskAcks acks, TaskQueueStats stats, long timeoutMs,
                     RefusalHandler onRefused, RecordGrouping grouping, long maxBufferedMs) {
-        this.ageCheckNanos = Math.max(1, TimeUnit.MILLISECONDS.toNanos(maxBufferedMs) / 2);
+        this.ageCheckNanos = Math.max(1, TimeUnit.MILLISECONDS.toNanos(maxBufferedMs));
         this.nextAgeCheck = System.nanoTime() + ageCheckNanos;
         this.producer = producer;
         this.acks = acks;
@@ -81,9 +85,9 @@ public final class TaskFeed {
     }
 
     /**
-     * Every half RecordMaxBufferedTime: seals what the grouping has held since the last look, and
-     * says whether records wait for a hand-off, so that none waits in the task much longer than
-     * RecordMaxBufferedTime for the batch to fill.
+     * Every RecordMaxBufferedTime of the task's time: seals what the grouping already held at the
+     * last look, and says whether records wait for a hand-off, so that none waits in the task more
+     * than about twice RecordMaxBufferedTime for its aggregate or its batch to fill.
      */
     private boolean heldTooLong() throws IOException, InterruptedException, TimeoutException {
         long now = System.nanoTime();
@@ -91,7 +95,7 @@ public final class TaskFeed {
             return false;
         }
         nextAgeCheck = now + ageCheckNanos;
-        grouping.sealOpenedBefore(now - ageCheckNanos, seal);
+        grouping.sealAged(seal);
         queueSealed();
         return !pending.isEmpty();
     }
@@ -106,7 +110,9 @@ public final class TaskFeed {
             for (KplRecord record : sealed) {
                 if (!producer.tryReserve(record, stats)) {
                     handOff();
+                    long waitStarted = System.nanoTime();
                     producer.reserve(record, timeoutNanos, stats);
+                    nextAgeCheck += System.nanoTime() - waitStarted;
                 }
                 pending.add(record);
                 pendingCarried += record.count();

@@ -45,10 +45,14 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private TaskFeed feed;
     private long rowNumber;
     private long skipped;
+    /** The stream this write's rows go to one per Kinesis record (it places records itself), or null. */
+    private final String unaggregatedStream;
+    private long unaggregated;
     private boolean committed;
 
     KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures,
-                  RecordGrouping grouping) {
+                  RecordGrouping grouping, String unaggregatedStream) {
+        this.unaggregatedStream = unaggregatedStream;
         this.partitionId = partitionId;
         this.grouping = grouping;
         this.config = config;
@@ -77,6 +81,9 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         if (record == null) {
             skipped++;
             return;
+        }
+        if (unaggregatedStream != null && unaggregatedStream.equals(record.stream())) {
+            unaggregated++;
         }
         if (producer == null) {
             producer = ProducerRegistry.acquire(config);
@@ -140,7 +147,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     private WriteSummary summary() {
-        return WriteSummary.ofTask(acks, failures.count(), skipped, queueStats, committed);
+        return WriteSummary.ofTask(acks, failures.count(), skipped, unaggregated, queueStats, committed);
     }
 
     /** Polled by Spark while the task runs and at its end, for the Spark UI. */

@@ -57,7 +57,13 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(config, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping());
+        return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping(), unaggregatedStream());
+    }
+
+    /** The described stream that places records itself, so takes this write's rows one per Kinesis record. */
+    private String unaggregatedStream() {
+        return streams.values().stream().filter(StreamDescription::keysIgnored).map(StreamDescription::stream)
+            .findFirst().orElse(null);
     }
 
     /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */
