@@ -174,4 +174,7 @@ def test_explicit_hash_keys_are_sent_in_canonical_form_and_the_daemon_takes_each
         assert r.explicit_hash_key in (canonical, None), r  # None: a record stored alone, not aggregated
         start, end = ranges[r.shard_id]
         assert start <= int(canonical) <= end
-    assert endpoint.call_errors == {} and endpoint.record_errors == {}
+    # A daemon just started may send its first ListShards before its credentials arrive by pipe
+    # (answered MissingAuthenticationTokenException, listed again a second later): no key's doing.
+    assert set(endpoint.call_errors) <= {"MissingAuthenticationTokenException"}, endpoint.call_errors
+    assert endpoint.record_errors == {}

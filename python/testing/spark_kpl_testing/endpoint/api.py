@@ -388,8 +388,8 @@ def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
 def _invalid(member: str, value: Optional[str], constraint: str) -> ApiError:
     """A request member off the API model's constraints, as AWS words it."""
     shown = "" if value is None else f" '{value}'"
-    return ApiError(400, "ValidationException",
-                    f"1 validation error detected: Value{shown} at '{member}' failed to satisfy constraint: {constraint}")
+    return ApiError(400, "ValidationException", f"1 validation error detected: Value{shown} at '{member}' "
+                                                f"failed to satisfy constraint: {constraint}")
 
 
 def _decoded_size(data: str) -> int:
