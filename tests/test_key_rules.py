@@ -164,7 +164,7 @@ def test_explicit_hash_keys_are_sent_in_canonical_form_and_the_daemon_takes_each
         F.element_at(F.array(*[F.lit(k) for k in keys]), (F.col("id") % len(keys) + 1).cast("int"))
         .alias("explicitHashKey"))
     result = spark_kpl.write(df, ep_stream, partition_key="partitionKey", explicit_hash_key="explicitHashKey",
-                             aggregation=aggregation, RecordTtl="5000", **endpoint.kpl_options())
+                             aggregation=aggregation, **endpoint.kpl_options())
     assert (result.records_written, result.records_failed) == (len(keys) * 50, 0)
     ranges = endpoint.hash_ranges(ep_stream)
     records = endpoint.records(ep_stream)
