@@ -67,9 +67,9 @@ def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_i
     error = failure.value
     assert (error.stream, error.partition_key, error.spark_partition, error.row, error.column, error.error_code) == (
         stream, "", 0, 2, "partitionKey", "InvalidPartitionKey")
-    assert error.error_message == "partition key must have 1 to 256 characters, has 0"
-    assert str(error) == "Row 2 of Spark partition 0, column 'partitionKey': partition key must have 1 to 256 " \
-                         "characters, has 0"
+    assert error.error_message == ("partition key must have 1 to 256 UTF-16 code units (the KPL's count: an emoji "
+                                   "takes 2), has 0")
+    assert str(error) == "Row 2 of Spark partition 0, column 'partitionKey': " + error.error_message
 
 
 def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):

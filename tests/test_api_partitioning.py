@@ -72,7 +72,8 @@ def test_explicit_hash_key_expression_routes_to_the_owning_shard(spark, kinesis,
     ({"partitioner": "fixed"}, {"partition_key": "data"}, "partitioner=fixed makes its own keys"),
     ({"partitioner": "random", "defaultPartition": "k"}, {}, "'defaultPartition' would be ignored"),
     ({"defaultPartition": "x" * 257}, {}, r"'defaultPartition' \(spark.kpl.defaultPartition\): partition key must "
-                                          r"have 1 to 256 characters, has 257"),
+                                          r"have 1 to 256 UTF-16 code units \(the KPL's count: an emoji takes 2\), "
+                                          r"has 257"),
     ({"partitioner": "hash"}, {}, r"'partitioner' \(spark.kpl.partitioner\): expected one of random, fixed, column"),
 ])
 def test_contradictory_or_bad_partitioning_is_an_error(spark, kinesis, stream, options, columns, message):

@@ -99,6 +99,7 @@ def unreachable_endpoint(spark, ep, stream):
 
 
 ROW3 = r"Row 3 of Spark partition 0"
+KEY_LENGTH = r"partition key must have 1 to 256 UTF-16 code units \(the KPL's count: an emoji takes 2\)"
 BEFORE = [b"row-0", b"row-1"]  # rows 1 and 2, added before the bad row 3
 
 CASES: Dict[str, Case] = {
@@ -109,11 +110,10 @@ CASES: Dict[str, Case] = {
         bad_row(data="repeat('x', 1048576)"),
         ROW3 + r", column 'data': the record has 1048577 bytes .*over maxRecordBytes=1048576", BEFORE),
     "partition key empty": Case(
-        bad_row(key="''"), ROW3 + r", column 'partitionKey': partition key must have 1 to 256 characters, has 0",
-        BEFORE),
+        bad_row(key="''"), ROW3 + r", column 'partitionKey': " + KEY_LENGTH + ", has 0", BEFORE),
     "partition key 257 characters": Case(
         bad_row(key="repeat('p', 257)"),
-        ROW3 + r", column 'partitionKey': partition key must have 1 to 256 characters, has 257", BEFORE),
+        ROW3 + r", column 'partitionKey': " + KEY_LENGTH + ", has 257", BEFORE),
     "partition key not a string (int column)": Case(
         lambda spark, ep, stream: sink(spark.range(3).select(F.lit("x").alias("data"),
                                                              F.col("id").cast("int").alias("partitionKey")),

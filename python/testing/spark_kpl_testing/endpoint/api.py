@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -32,8 +33,15 @@ __all__ = ["KinesisApi"]
 _MAX_RECORDS_PER_CALL = 500
 _MAX_CALL_BYTES = 5 << 20
 _MAX_RECORD_BYTES = 1 << 20
+#: The API model's pattern for ExplicitHashKey: a decimal without sign or leading zeros.
+_HASH_KEY = re.compile(r"0|([1-9]\d{0,38})", re.ASCII)  # \d: ASCII digits only
 
 Answer = Union[Dict[str, Any], bytes]  # bytes: JSON already encoded
+
+
+def _records_member(i: int) -> str:
+    """The path AWS's errors give a PutRecords entry's members (counted from 1)."""
+    return f"records.{i + 1}.member."
 
 
 class KinesisApi:
@@ -162,7 +170,7 @@ class KinesisApi:
     def _put_record(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         stream = self._stream(payload)
         entry = {k: payload.get(k) for k in ("Data", "PartitionKey", "ExplicitHashKey")}
-        result = self._put(stream, [entry])[0]
+        result = self._put(stream, [entry], member=lambda _: "")[0]
         if "ErrorCode" in result:
             status = 500 if result["ErrorCode"] == "InternalFailure" else 400
             raise ApiError(status, result["ErrorCode"], result["ErrorMessage"])
@@ -186,9 +194,10 @@ class KinesisApi:
         return (f'{{"FailedRecordCount":{failed},"EncryptionType":"NONE","Records":['
                 + ",".join(parts) + "]}").encode()
 
-    def _put(self, stream: Stream, entries: List[Any]) -> List[Dict[str, str]]:
+    def _put(self, stream: Stream, entries: List[Any],
+             member: Callable[[int], str] = _records_member) -> List[Dict[str, str]]:
         """Route, throttle, fail or accept each record; one result per record, in order."""
-        routed = _route(entries)
+        routed = _route(entries, member)
         faults = self._faults.faults
         record_rate, byte_rate = faults.shard_records_per_second, faults.shard_bytes_per_second
         limited = record_rate is not None or byte_rate is not None
@@ -358,10 +367,18 @@ class KinesisApi:
                                     for s in streams]}
 
 
-def _route(entries: List[Any]) -> List[Tuple[int, int, str, Optional[str], str]]:
+def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
+        -> List[Tuple[int, int, str, Optional[str], str]]:
     """(hash key, size, partition key, explicit hash key, base64 data) of each record of a put, checked
-    as Kinesis checks them; raises :class:`ApiError` for the whole call otherwise."""
+    as Kinesis checks them; raises :class:`ApiError` for the whole call otherwise.
+
+    A per-record result carries only throttling or ``InternalFailure``, so one bad entry fails the
+    whole call: a value off the API model's constraints with ``ValidationException``, in the AWS
+    wording that names the member (``member`` gives its path; the first such value only); else, as
+    the service checks after the model, a record over the size limit (data plus partition key) or a
+    hash key past 2^128-1 with ``InvalidArgumentException``."""
     routed: List[Tuple[int, int, str, Optional[str], str]] = []
+    out_of_limits: Optional[ApiError] = None
     call_bytes = 0
     md5 = hashlib.md5
     for i, entry in enumerate(entries):
@@ -369,26 +386,28 @@ def _route(entries: List[Any]) -> List[Tuple[int, int, str, Optional[str], str]]
             raise ApiError(400, "SerializationException", f"record {i} is not an object")
         data, key, ehk = entry.get("Data"), entry.get("PartitionKey"), entry.get("ExplicitHashKey")
         if not isinstance(data, str):
-            raise ApiError(400, "ValidationException", f"record {i}: Data is required")
+            raise _invalid(member(i) + "data", None, "Member must not be null")
         if not isinstance(key, str) or not 1 <= len(key) <= 256:
-            raise ApiError(400, "ValidationException", f"record {i}: PartitionKey must be 1 to 256 characters")
+            raise _invalid(member(i) + "partitionKey", None,
+                           "Member must have length greater than or equal to 1" if not key
+                           else "Member must have length less than or equal to 256")
+        if ehk is not None and not (isinstance(ehk, str) and _HASH_KEY.fullmatch(ehk)):
+            raise _invalid(member(i) + "explicitHashKey", ehk,
+                           f"Member must satisfy regular expression pattern: {_HASH_KEY.pattern}")
         encoded_key = key.encode()
         size = _decoded_size(data) + len(encoded_key)
-        if size > _MAX_RECORD_BYTES:
-            raise ApiError(400, "ValidationException", f"record {i} is larger than 1 MiB")
+        if size > _MAX_RECORD_BYTES and out_of_limits is None:
+            out_of_limits = ApiError(400, "InvalidArgumentException",
+                                     f"{member(i)}data plus partitionKey: {size} bytes, over the record limit of "
+                                     f"{_MAX_RECORD_BYTES} bytes")
         call_bytes += size
-        if ehk is None:
-            hash_key = int.from_bytes(md5(encoded_key).digest(), "big")
-        else:
-            try:
-                hash_key = int(ehk)
-                valid = isinstance(ehk, str) and 0 <= hash_key < HASH_SPACE
-            except (TypeError, ValueError):
-                valid = False
-            if not valid:
-                raise ApiError(400, "InvalidArgumentException",
-                               f"record {i}: ExplicitHashKey {ehk!r} is not 0 to 2^128-1")
+        hash_key = int.from_bytes(md5(encoded_key).digest(), "big") if ehk is None else int(ehk)
+        if hash_key >= HASH_SPACE and out_of_limits is None:
+            out_of_limits = ApiError(400, "InvalidArgumentException",
+                                     f"{member(i)}explicitHashKey {ehk} is over the hash key range 0 to 2^128-1")
         routed.append((hash_key, size, key, ehk, data))
+    if out_of_limits is not None:
+        raise out_of_limits
     if call_bytes > _MAX_CALL_BYTES:
         raise ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
     return routed
@@ -400,6 +419,13 @@ def _check_creation(stream: Stream, payload: Mapping[str, Any]) -> None:
     if created is not None and abs(float(created) - stream.created) > 0.0005:
         raise ApiError(400, "ResourceNotFoundException",
                        f"Stream {stream.name} under account {ACCOUNT} with creation timestamp {created} not found.")
+
+
+def _invalid(member: str, value: Optional[str], constraint: str) -> ApiError:
+    """A request member off the API model's constraints, as AWS words it."""
+    shown = "" if value is None else f" '{value}'"
+    return ApiError(400, "ValidationException", f"1 validation error detected: Value{shown} at '{member}' "
+                                                f"failed to satisfy constraint: {constraint}")
 
 
 def _decoded_size(data: str) -> int:

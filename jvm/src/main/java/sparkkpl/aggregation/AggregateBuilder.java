@@ -16,7 +16,8 @@ import java.util.Map;
  * reads it as the user records it holds.
  *
  * <p>Its size is counted exactly as the KPL counts its own aggregates against
- * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key not included.
+ * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key ({@link #PARTITION_KEY})
+ * not included: Kinesis counts it, so the limit the caller gives leaves room for it.
  * Records are added until the next would go over the limit; the first record is always taken, so a
  * record too large for any aggregate ends up alone, and {@link #isSingle} tells the caller to send it
  * as it is. Keys are de-duplicated in the tables, and explicit hash keys are written only for
@@ -28,6 +29,11 @@ import java.util.Map;
  * cost of each). Not thread-safe.
  */
 public final class AggregateBuilder {
+    /**
+     * The partition key an aggregate is sent under, as the KPL sends its own: one character, as it
+     * counts against Kinesis's record and call limits (its sub-records carry their own keys).
+     */
+    public static final String PARTITION_KEY = "a";
     /** The KPL's default {@code AggregationMaxSize}: 2 Kinesis payload units of 25 KiB. */
     public static final int DEFAULT_MAX_BYTES = 51_200;
     static final byte[] MAGIC = {(byte) 0xF3, (byte) 0x89, (byte) 0x9A, (byte) 0xC2};

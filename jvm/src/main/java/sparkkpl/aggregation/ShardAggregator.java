@@ -42,8 +42,6 @@ import sparkkpl.producer.TaskRecord;
  * such an aggregate's records again, grouped by the new map.
  */
 public final class ShardAggregator implements RecordGrouping {
-    /** The outer partition key: one character, as it counts against Kinesis's record and call limits. */
-    static final String AGGREGATE_PARTITION_KEY = "a";
     private static final Logger LOG = LoggerFactory.getLogger(ShardAggregator.class);
 
     /** Where an open aggregate goes: a stream's shard, or (sink-chosen keys) the stream alone. */
@@ -273,7 +271,7 @@ public final class ShardAggregator implements RecordGrouping {
             aggregate.builder.clear();
             sealed = KplRecord.alone(aggregate.first);
         } else {
-            KinesisRecord sent = new KinesisRecord(target.stream(), AGGREGATE_PARTITION_KEY,
+            KinesisRecord sent = new KinesisRecord(target.stream(), AggregateBuilder.PARTITION_KEY,
                 aggregate.firstHashKey.toString(), aggregate.builder.build());
             sealed = KplRecord.aggregate(sent, Arrays.copyOf(aggregate.rowNumbers, aggregate.count), aggregate.bytes,
                 target.shardId(), AggregateReader::records);

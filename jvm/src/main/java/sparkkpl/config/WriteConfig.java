@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import sparkkpl.aggregation.AggregateBuilder;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 
 /**
@@ -158,11 +159,20 @@ public final class WriteConfig implements Serializable {
 
     /**
      * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default
-     * (51,200) or maxRecordBytes if smaller, since every aggregate is one record to the KPL.
+     * (51,200) or what fits one Kinesis record if smaller, since every aggregate is one record to the KPL.
      */
     public int aggregateMaxBytes() {
         long size = kplConfiguration().getAggregationMaxSize();
-        return (int) (kplProperties.containsKey(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, maxRecordBytes()));
+        return (int) (kplProperties.containsKey(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, largestAggregate()));
+    }
+
+    /**
+     * The most bytes an aggregate may have (counted as the KPL counts AggregationMaxSize) so that
+     * Kinesis takes it: Kinesis counts a record's data plus its partition key, and an aggregate
+     * travels under its own one-byte key.
+     */
+    private long largestAggregate() {
+        return maxRecordBytes() - AggregateBuilder.PARTITION_KEY.length(); // ASCII: one byte a character
     }
 
     private void checkExecutorAggregation() {
@@ -174,10 +184,12 @@ public final class WriteConfig implements Serializable {
                     + "with AggregationMaxSize");
             }
         }
-        if (aggregateMaxBytes() > maxRecordBytes()) {
+        if (aggregateMaxBytes() > largestAggregate()) {
             throw new IllegalArgumentException("KPL property 'AggregationMaxSize' (" + aggregateMaxBytes() + ") is over "
-                + SinkOption.MAX_RECORD_BYTES.optionName() + "=" + maxRecordBytes() + " with "
-                + SinkOption.AGGREGATION.optionName() + "=executor: every aggregate must fit in one Kinesis record");
+                + "what one Kinesis record holds with " + SinkOption.AGGREGATION.optionName() + "=executor: at most "
+                + largestAggregate() + ", " + SinkOption.MAX_RECORD_BYTES.optionName() + "=" + maxRecordBytes()
+                + " less the aggregate's partition key '" + AggregateBuilder.PARTITION_KEY
+                + "' (Kinesis counts data plus partition key)");
         }
     }
 

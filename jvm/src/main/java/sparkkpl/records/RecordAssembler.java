@@ -59,6 +59,14 @@ public final class RecordAssembler {
         String stream = rowStream != null ? rowStream : defaultStream;
         String key = partitioning.key(row, layout, sparkPartition);
         String explicitHashKey = layout.explicitHashKey(row);
+        String hashKeyProblem = null;
+        if (explicitHashKey != null) {
+            try { // canonical before the record id is made of it, so that +5 and 5 name one record
+                explicitHashKey = RecordRules.canonicalExplicitHashKey(explicitHashKey);
+            } catch (IllegalArgumentException e) {
+                hashKeyProblem = e.getMessage();
+            }
+        }
         KinesisRecord record = new KinesisRecord(stream, key, explicitHashKey, data(row, stream, key, explicitHashKey));
         if (record.data() == null) {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
@@ -75,9 +83,8 @@ public final class RecordAssembler {
         }
         check(() -> RecordRules.checkPartitionKey(record.partitionKey()), record, rowNumber,
             RowLayout.PARTITION_KEY, "InvalidPartitionKey");
-        if (record.explicitHashKey() != null) {
-            check(() -> RecordRules.checkExplicitHashKey(record.explicitHashKey()), record, rowNumber,
-                RowLayout.EXPLICIT_HASH_KEY, "InvalidExplicitHashKey");
+        if (hashKeyProblem != null) {
+            throw rejected(record, rowNumber, RowLayout.EXPLICIT_HASH_KEY, "InvalidExplicitHashKey", hashKeyProblem);
         }
         long bytes = record.bytes();
         if (bytes > (record.stream().equals(defaultStream) ? defaultStreamMaxBytes : maxRecordBytes)) {

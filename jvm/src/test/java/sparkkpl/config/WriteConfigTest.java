@@ -62,7 +62,8 @@ public class WriteConfigTest {
         assertFalse(perRecord.producerIdentity().equals(executor.producerIdentity()));
         assertEquals(51_200, executor.aggregateMaxBytes());
         assertEquals(20_000, resolve("aggregation", "executor", "AggregationMaxSize", "20000").aggregateMaxBytes());
-        assertEquals("every aggregate is one record to the KPL", 100, resolve("maxRecordBytes", "100").aggregateMaxBytes());
+        assertEquals("every aggregate is one record, with its 1-byte key", 99,
+            resolve("maxRecordBytes", "100").aggregateMaxBytes());
     }
 
     @Test
@@ -71,8 +72,9 @@ public class WriteConfigTest {
             "KPL property 'AggregationMaxCount' cannot be set with aggregation=executor", "AggregationMaxSize");
         assertContains(errorOf("aggregation", "executor", "aggregationenabled", "false"),
             "KPL property 'AggregationEnabled' cannot be set with aggregation=executor");
-        assertContains(errorOf("aggregation", "executor", "AggregationMaxSize", "2000000"),
-            "'AggregationMaxSize' (2000000) is over maxRecordBytes=1048576");
+        assertContains(errorOf("aggregation", "executor", "AggregationMaxSize", "1048576"),
+            "'AggregationMaxSize' (1048576) is over what one Kinesis record holds", "at most 1048575",
+            "maxRecordBytes=1048576 less the aggregate's partition key 'a'");
         assertContains(errorOf("aggregation", "daemon"), "'aggregation' (spark.kpl.aggregation)", "executor, kpl");
     }
 

@@ -4,6 +4,7 @@ import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -30,6 +31,11 @@ public class RecordAssemblerTest {
         WriteConfig config = TestConfigs.resolve(options);
         return new RecordAssembler(config, LAYOUT, new PayloadFormat(Format.RAW, "UTC"),
             Partitioning.resolve(config, LAYOUT), recordIds, 0, java.util.Map.of());
+    }
+
+    /** A task's first assembler with record ids: the same row always gets the same id. */
+    private static RecordAssembler assemblerWithIds() {
+        return assembler(new RecordIdHeader("write").forTask(0, 0));
     }
 
     private static InternalRow row(String... values) {
@@ -66,6 +72,30 @@ public class RecordAssemblerTest {
         assertEquals("NullPartitionKey", rejected(assembler, row("d", null, null, "s")).errorCode());
         assertEquals("InvalidPartitionKey", rejected(assembler, row("d", "", null, "s")).errorCode());
         assertEquals("InvalidExplicitHashKey", rejected(assembler, row("d", "k", "-1", "s")).errorCode());
+    }
+
+    @Test
+    public void aPartitionKeyIsCountedInUtf16UnitsAsTheKplCountsIt() throws Exception {
+        RecordAssembler assembler = assembler(null);
+        String emoji = "\uD83D\uDE00"; // one character, two UTF-16 units
+
+        assembler.assemble(row("d", emoji.repeat(128), null, "s"), 1);
+        FailedRecord tooLong = rejected(assembler, row("d", emoji.repeat(200), null, "s"));
+
+        assertEquals("InvalidPartitionKey", tooLong.errorCode());
+        assertEquals("partitionKey", tooLong.column());
+        assertTrue(tooLong.errorMessage(), tooLong.errorMessage().contains("has 400 (200 characters)"));
+    }
+
+    @Test
+    public void anExplicitHashKeyIsSentInKinesissCanonicalFormAndNamedSoInTheRecordId() throws Exception {
+        KinesisRecord signed = assemblerWithIds().assemble(row("d", "k", "+5", "s"), 1);
+        KinesisRecord padded = assemblerWithIds().assemble(row("d", "k", "007", "s"), 1);
+
+        assertEquals("5", signed.explicitHashKey());
+        assertEquals("7", padded.explicitHashKey());
+        assertArrayEquals(assemblerWithIds().assemble(row("d", "k", "5", "s"), 1).data(), signed.data());
+        assertEquals("InvalidExplicitHashKey", rejected(assembler(null), row("d", "k", " 5", "s")).errorCode());
     }
 
     @Test
