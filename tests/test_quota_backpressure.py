@@ -1,9 +1,9 @@
 """A write faster than its stream waits, it never expires (issue 26): executor JVMs on a standalone
 cluster write into one shard that the endpoint holds at Kinesis's own limits, at the sink's defaults.
 
-Each write is about 45 shard-seconds (45 MB), longer than RecordTtl, so these tests take a few minutes together: they use
-a cluster of their own rather than the ``cluster`` fixture, are not marked ``uses_spark``, and so run on
-the Spark 4.1 line only (scripts/test.sh).
+Each write is about 45 shard-seconds (45 MB), longer than RecordTtl, so these tests take a few minutes
+together: they use a cluster of their own rather than the ``cluster`` fixture, are not marked
+``uses_spark``, and so run on the Spark 4.1 line only (scripts/test.sh).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import Iterator
 import pytest
 
 import spark_kpl
-from conftest import _session
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.delivery import compare
 from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
+
+from conftest import _session
 
 KEYS = 101
 #: The shard's byte ceiling the writes must reach, as a share: what the issue asks.
