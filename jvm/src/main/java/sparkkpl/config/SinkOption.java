@@ -15,7 +15,8 @@ public enum SinkOption {
         "Default target stream, used for rows whose streamName column is absent or null."),
     QUEUE_LIMIT("queueLimit", "100000",
         "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
-            + "the adding task flushes and blocks until the producer is below it again."),
+            + "the adding task flushes and blocks until the producer is below it again. Under both caps "
+            + "the producer holds only what Kinesis acknowledges in RecordTtl/15 (README, Backpressure)."),
     QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(16L << 20),
         "Most bytes of user data (data plus partition key, as Kinesis counts a record) outstanding per "
             + "producer; same blocking behaviour."),

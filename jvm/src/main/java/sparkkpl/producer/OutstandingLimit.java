@@ -12,6 +12,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * own queue is unbounded (FLINK-9374), so a task that would go over the cap flushes the producer
  * and blocks until acknowledgements bring it back under: backpressure instead of unbounded memory.
  *
+ * <p>Within the caps, what a task may add follows what Kinesis takes ({@link DrainBudget}), so that a
+ * record's wait stays well inside {@code RecordTtl} at a stream's quota.
+ *
  * <p>Room is given first come, first served: while a record waits, later ones wait behind it, so a
  * large record is not starved by small ones that would each fit into the room it waits for.
  */
@@ -19,8 +22,7 @@ final class OutstandingLimit {
     /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
     private static final long REFLUSH_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-    private final long maxRecords;
-    private final long maxBytes;
+    private final DrainBudget budget;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
     /** One ticket per waiting record, in arrival order; only the first may take room. */
@@ -30,9 +32,8 @@ final class OutstandingLimit {
     private long peakRecords;
     private long peakBytes;
 
-    OutstandingLimit(long maxRecords, long maxBytes) {
-        this.maxRecords = maxRecords;
-        this.maxBytes = maxBytes;
+    OutstandingLimit(DrainBudget budget) {
+        this.budget = budget;
     }
 
     /** Reserves room for {@code count} records of {@code size} bytes in all if there is some now; never blocks. */
@@ -69,13 +70,15 @@ final class OutstandingLimit {
         try {
             waiting.add(ticket);
             long start = System.nanoTime();
+            budget.bound(start);
             long deadline = start + timeoutNanos;
             while (waiting.peekFirst() != ticket || !hasRoomFor(count, size)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException("the producer stayed at its queue limit for "
                         + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + records + " records ("
-                        + bytes + " bytes) outstanding; Kinesis is not acknowledging them");
+                        + bytes + " bytes) outstanding, its budget " + budget.records() + " records ("
+                        + budget.bytes() + " bytes); Kinesis is not acknowledging them");
                 }
                 flushThenWait(flush, left);
             }
@@ -92,7 +95,7 @@ final class OutstandingLimit {
         if (records == 0) {
             return true;
         }
-        return records + count <= maxRecords && bytes + size <= maxBytes;
+        return records + count <= budget.records() && bytes + size <= budget.bytes();
     }
 
     private void reserve(long count, long size) {
@@ -102,11 +105,26 @@ final class OutstandingLimit {
         peakBytes = Math.max(peakBytes, bytes);
     }
 
+    /** Gives back the room of records that will not be added, or that Kinesis finally failed. */
     void release(long count, long size) {
         lock.lock();
         try {
             records -= count;
             bytes -= size;
+            released.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Gives back the room of records Kinesis acknowledged; the budget follows their rate. */
+    void acknowledged(long count, long size) {
+        long now = System.nanoTime();
+        lock.lock();
+        try {
+            records -= count;
+            bytes -= size;
+            budget.acknowledged(count, size, !waiting.isEmpty(), now);
             released.signalAll();
         } finally {
             lock.unlock();
@@ -142,13 +160,13 @@ final class OutstandingLimit {
         released.awaitNanos(Math.min(leftNanos, REFLUSH_NANOS));
     }
 
-    /** Outstanding now and at the peak since the producer started. */
-    record Usage(long records, long bytes, long peakRecords, long peakBytes) {}
+    /** Outstanding now and at the peak since the producer started, and the budget now. */
+    record Usage(long records, long bytes, long peakRecords, long peakBytes, long budgetRecords, long budgetBytes) {}
 
     Usage usage() {
         lock.lock();
         try {
-            return new Usage(records, bytes, peakRecords, peakBytes);
+            return new Usage(records, bytes, peakRecords, peakBytes, budget.records(), budget.bytes());
         } finally {
             lock.unlock();
         }

@@ -31,6 +31,7 @@ final class ProducerFactory {
         }
         return new SharedProducer(kpl, folder, keepDaemonInPlace, producerConfig.settings(),
             config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
+            producerConfig.kpl().getRecordTtl(),
             config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
             config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
     }

@@ -1,5 +1,6 @@
 package sparkkpl.producer;
 
+import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.common.util.concurrent.Uninterruptibles;
@@ -7,6 +8,8 @@ import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -46,14 +49,15 @@ public final class SharedProducer implements ProducerPool.Pooled {
 
     /**
      * @param keepDaemonInPlace puts the daemon's binary back where the KPL runs it from, if it is gone
+     * @param recordTtlMs the KPL's {@code RecordTtl}, which the outstanding budget keeps records' waits well inside
      */
     SharedProducer(IKinesisProducer kpl, DaemonFolder folder, Runnable keepDaemonInPlace, Map<String, String> settings,
-                   long maxRecords, long maxBytes, long idleTimeoutMs, long closeTimeoutMs) {
+                   long maxRecords, long maxBytes, long recordTtlMs, long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
         this.folder = folder;
         this.keepDaemonInPlace = keepDaemonInPlace;
         this.settings = settings;
-        this.limit = new OutstandingLimit(maxRecords, maxBytes);
+        this.limit = new OutstandingLimit(DrainBudget.following(maxRecords, maxBytes, recordTtlMs, System.nanoTime()));
         this.idleTimeoutMs = idleTimeoutMs;
         this.closeTimeoutMs = closeTimeoutMs;
     }
@@ -79,8 +83,8 @@ public final class SharedProducer implements ProducerPool.Pooled {
 
     /**
      * Adds a KPL record, whose task records hold reserved room, for {@code acks}' task; call on a
-     * {@link #callKpl} thread only. Their room is given back when Kinesis acknowledges or finally
-     * fails it, or now if the KPL refuses it.
+     * {@link #callKpl} thread only. Their room is given back when Kinesis acknowledges (the budget
+     * follows that rate) or finally fails it, or now if the KPL refuses it.
      *
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
      */
@@ -88,7 +92,7 @@ public final class SharedProducer implements ProducerPool.Pooled {
         boolean released = false;
         try {
             ListenableFuture<UserRecordResult> future = addToKpl(record.sent());
-            future.addListener(() -> unreserve(record), MoreExecutors.directExecutor());
+            future.addListener(() -> settled(record, future), MoreExecutors.directExecutor());
             released = true;
             acks.track(future, record);
         } finally {
@@ -96,6 +100,22 @@ public final class SharedProducer implements ProducerPool.Pooled {
             if (!released) {
                 unreserve(record);
             }
+        }
+    }
+
+    private void settled(KplRecord record, ListenableFuture<UserRecordResult> future) {
+        if (acknowledged(future)) {
+            limit.acknowledged(record.count(), record.bytes());
+        } else {
+            unreserve(record);
+        }
+    }
+
+    private static boolean acknowledged(ListenableFuture<UserRecordResult> done) {
+        try {
+            return Futures.getDone(done).isSuccessful();
+        } catch (ExecutionException | CancellationException e) {
+            return false; // the record's task learns why from its own callback (TaskAcks)
         }
     }
 
@@ -187,6 +207,8 @@ public final class SharedProducer implements ProducerPool.Pooled {
         stats.put("outstandingBytes", usage.bytes());
         stats.put("peakOutstandingRecords", usage.peakRecords());
         stats.put("peakOutstandingBytes", usage.peakBytes());
+        stats.put("budgetRecords", usage.budgetRecords());
+        stats.put("budgetBytes", usage.budgetBytes());
         stats.put("kplOutstandingRecords", (long) kpl.getOutstandingRecordsCount());
         return stats;
     }

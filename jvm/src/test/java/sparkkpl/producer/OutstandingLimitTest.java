@@ -21,7 +21,7 @@ public class OutstandingLimitTest {
 
     @Test
     public void roomIsRefusedAtEitherCapAndComesBackWithAReleasedRecord() {
-        OutstandingLimit limit = new OutstandingLimit(2, 100);
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(2, 100));
         TaskQueueStats stats = new TaskQueueStats();
 
         assertTrue(limit.tryAcquire(1, 40, stats));
@@ -31,13 +31,13 @@ public class OutstandingLimitTest {
         limit.release(1, 40);
 
         assertTrue(limit.tryAcquire(1, 40, stats));
-        assertEquals(new OutstandingLimit.Usage(2, 100, 2, 100), limit.usage());
+        assertEquals(new OutstandingLimit.Usage(2, 100, 2, 100, 2, 100), limit.usage());
         assertEquals(2, stats.peakOutstandingRecords());
     }
 
     @Test
     public void aRecordLargerThanTheByteCapIsAdmittedAloneRatherThanNever() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(10, 100);
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(10, 100));
         TaskQueueStats stats = new TaskQueueStats();
 
         limit.acquire(1, 1_000, NO_FLUSH, ONE_SECOND, stats);
@@ -48,7 +48,7 @@ public class OutstandingLimitTest {
 
     @Test
     public void aWaitFlushesTheProducerAndTimesOutSayingWhatIsOutstanding() {
-        OutstandingLimit limit = new OutstandingLimit(1, 100);
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
         assertTrue(limit.tryAcquire(1, 10, stats));
         List<Long> flushes = new ArrayList<>();
@@ -62,7 +62,7 @@ public class OutstandingLimitTest {
 
     @Test
     public void aBlockedRecordIsAdmittedWhenAnAcknowledgementReleasesRoom() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(1, 100);
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
         assertTrue(limit.tryAcquire(1, 10, stats));
         Thread acknowledger = new Thread(() -> {
@@ -86,7 +86,7 @@ public class OutstandingLimitTest {
      */
     @Test
     public void aLargeRecordIsNotStarvedBySmallOnes() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(1_000_000, 1_000);
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1_000_000, 1_000));
         BlockingQueue<Object> added = new LinkedBlockingQueue<>();
         AtomicBoolean running = new AtomicBoolean(true);
         List<Thread> threads = new ArrayList<>();

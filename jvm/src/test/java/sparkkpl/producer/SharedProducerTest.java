@@ -71,6 +71,6 @@ public class SharedProducerTest {
                 throw new UnsupportedOperationException(method.getName());
             });
         return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath(), "nativeDir"), keepDaemonInPlace, Map.of(),
-            100, 1_000, 1_000, 1_000);
+            100, 1_000, 30_000, 1_000, 1_000);
     }
 }
