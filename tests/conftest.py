@@ -61,6 +61,8 @@ _root_only: list = []
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "uses_spark: runs Spark; scripts/test.sh runs it on every Spark line")
+    config.addinivalue_line("markers", "one_spark_line: runs Spark, but tests what no Spark line changes (the "
+                                       "sink's Kinesis side): scripts/test.sh runs it with the whole suite on 4.1 only")
     config.addinivalue_line("markers", "root_only: a safety check that needs root (another user's files)")
 
 

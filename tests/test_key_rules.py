@@ -12,6 +12,9 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 
+#: The sink's Kinesis side: no Spark line changes it, so scripts/test.sh runs it on the 4.1 line only.
+pytestmark = pytest.mark.one_spark_line
+
 MIB = 1 << 20
 EHK_PATTERN = r"0\|\(\[1-9\]\\d\{0,38\}\)"
 #: U+1F600: one character, two UTF-16 code units, four UTF-8 bytes.
