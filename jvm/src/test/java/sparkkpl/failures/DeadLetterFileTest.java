@@ -11,9 +11,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -38,6 +43,61 @@ public class DeadLetterFileTest {
         Path committed = tmp.getRoot().toPath().resolve("part-0-attempt-0.json");
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(committed)));
         assertTrue(Files.readString(committed).contains("\"row\":3"));
+    }
+
+    /** The local file system, but permissions set after creation are ignored: the file must be born owner-only. */
+    public static class LatePermissionsIgnoredFileSystem extends RawLocalFileSystem {
+        @Override
+        public void setPermission(org.apache.hadoop.fs.Path path, FsPermission permission) {}
+    }
+
+    @Test
+    public void aLocalFileIsOwnerOnlyFromItsCreation() throws Exception {
+        Configuration conf = new Configuration();
+        conf.set("fs.file.impl", LatePermissionsIgnoredFileSystem.class.getName());
+        conf.setBoolean("fs.file.impl.disable.cache", true);
+        DeadLetterFile file = new DeadLetterFile(
+            new DeadLetterFile.Location("file://" + tmp.getRoot(), conf), "part-2-attempt-0.json");
+
+        file.write(FAILED, 2);
+
+        Path inProgress = tmp.getRoot().toPath().resolve(".part-2-attempt-0.json.inprogress");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(inProgress)));
+        file.commit();
+        assertTrue(Files.readString(tmp.getRoot().toPath().resolve("part-2-attempt-0.json")).contains("\"row\":3"));
+    }
+
+    /** A file system that is not local: it records the permission each file is created with. */
+    public static final class RemoteFileSystem extends LatePermissionsIgnoredFileSystem {
+        static final List<FsPermission> CREATED_WITH = new CopyOnWriteArrayList<>();
+
+        @Override
+        public URI getUri() {
+            return URI.create("remote:///");
+        }
+
+        @Override
+        public FSDataOutputStream create(org.apache.hadoop.fs.Path path, FsPermission permission, boolean overwrite,
+                                         int bufferSize, short replication, long blockSize, Progressable progress)
+                throws IOException {
+            CREATED_WITH.add(permission);
+            return super.create(path, permission, overwrite, bufferSize, replication, blockSize, progress);
+        }
+    }
+
+    @Test
+    public void aFileElsewhereIsCreatedWithOwnerOnlyPermissions() throws Exception {
+        Configuration conf = new Configuration();
+        conf.set("fs.remote.impl", RemoteFileSystem.class.getName());
+        conf.setBoolean("fs.remote.impl.disable.cache", true);
+        RemoteFileSystem.CREATED_WITH.clear();
+        DeadLetterFile file = new DeadLetterFile(
+            new DeadLetterFile.Location("remote://" + tmp.getRoot(), conf), "part-3-attempt-0.json");
+
+        file.write(FAILED, 3);
+        file.commit();
+
+        assertEquals(List.of(new FsPermission((short) 0600)), RemoteFileSystem.CREATED_WITH);
     }
 
     /** A local file system whose rename fails, as an object store's or a full HDFS's can. */
