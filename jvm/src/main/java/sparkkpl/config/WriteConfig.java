@@ -315,6 +315,14 @@ public final class WriteConfig implements Serializable {
         return kplProperties.containsKey(KPL_LOG_LEVEL);
     }
 
+    /**
+     * How long the KPL may take to answer for a record before the sink counts it as lost and fails
+     * its task: the KPL's own UserRecordTimeoutInMillis, as a producer for this write runs with it.
+     */
+    public long recordAnswerTimeoutMs() {
+        return producerConfiguration().getUserRecordTimeoutInMillis();
+    }
+
     /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */
     static long lostRecordTimeoutMs(KinesisProducerConfiguration kpl) {
         long margin = 2 * kpl.getRequestTimeout() + 30_000;

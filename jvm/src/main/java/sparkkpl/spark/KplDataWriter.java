@@ -36,7 +36,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final FailedRecords failures;
     private final long timeoutMs;
     private final RecordGrouping grouping;
-    private final TaskAcks acks = new TaskAcks();
+    private final TaskAcks acks;
     private final TaskQueueStats queueStats = new TaskQueueStats();
     /** Null off a Spark task (unit tests). */
     private final TaskContext task = TaskContext.get();
@@ -55,6 +55,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         this.assembler = assembler;
         this.failures = failures;
         this.timeoutMs = config.getLong(SinkOption.ACK_TIMEOUT_MS);
+        this.acks = new TaskAcks(config.recordAnswerTimeoutMs());
     }
 
     @Override
