@@ -27,7 +27,8 @@ public enum SinkOption {
     PRODUCER_IDLE_TIMEOUT_MS("producerIdleTimeoutMs", "60000",
         "How long an executor keeps an unused producer (and its daemon) before closing it."),
     SHUTDOWN_FLUSH_TIMEOUT_MS("shutdownFlushTimeoutMs", "30000",
-        "How long a closing producer (idle or JVM exit) waits for its outstanding records."),
+        "How long a closing producer (idle or JVM exit) waits for its outstanding records, and a task "
+            + "that fails for its rows accepted before the failure."),
     FAIL_ON_ERROR("failOnError", "true",
         "true: a record that cannot be delivered (Kinesis finally failed it, or the row cannot become a "
             + "record) fails the task, naming it. false: it is counted (records_failed), logged (the first "

@@ -150,14 +150,17 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     /**
-     * Sends the rows accepted before the failure (the feed may still hold up to a batch of them): the
-     * error promises they reach the stream. Records already added cannot be recalled from the KPL.
+     * Delivers the rows accepted before the failure (the feed may still hold up to a batch of them),
+     * as the error promises, and waits for Kinesis's answer for them, at most shutdownFlushTimeoutMs:
+     * an executor stopped once the task has failed would drop what its KPL still holds. Records
+     * already added cannot be recalled from the KPL; a killed task (interrupted) does not wait.
      */
     @Override
     public void abort() throws IOException {
         try {
             if (feed != null) {
-                inFeed("sending the rows accepted before the task failed", feed::send);
+                long waitMs = config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+                inFeed("delivering the rows accepted before the task failed", () -> feed.finish(waitMs));
             }
         } finally {
             failures.abort();
