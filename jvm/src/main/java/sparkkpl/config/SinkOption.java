@@ -54,6 +54,11 @@ public enum SinkOption {
         "none, or prefix: put a 48-byte id before each record's data (write id, batch id, Spark partition, "
             + "content digest, occurrence), the same when a task is retried, so consumers can drop duplicates "
             + "(spark_kpl.dedup).", RecordId.class),
+    WRITE_NAME("writeName", null,
+        "With recordId=prefix, a batch write: your name for the logical write, in record ids instead of Spark's "
+            + "id of this run, so a job run again (after a failure, or a foreachBatch replay) sends the same rows under "
+            + "the same ids and spark_kpl.dedup drops the copies. Never give two different writes one name. A "
+            + "streaming query names its records by its own id, which its checkpoint keeps."),
     ALLOW_DUPLICATES("allowDuplicates", "false",
         "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
     FORMAT("format", "raw",

@@ -137,6 +137,7 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
+        checkWriteName();
         if (hasValue(SinkOption.NULL_DATA) && format() != Format.RAW) {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
                 + "it is about the data column of format=raw, and format=" + SinkOption.written(format())
@@ -144,6 +145,19 @@ public final class WriteConfig implements Serializable {
         }
         AwsCredentials.validate(this);
         kplConfiguration();
+    }
+
+    /** A write name is only read into record ids, so without them it would silently do nothing. */
+    private void checkWriteName() {
+        Optional<String> name = get(SinkOption.WRITE_NAME);
+        if (name.isPresent() && name.get().isBlank()) {
+            throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' must name the write, "
+                + "got '" + name.get() + "'");
+        }
+        if (name.isPresent() && recordId() != RecordId.PREFIX) {
+            throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' names the write in "
+                + "record ids: it needs " + SinkOption.RECORD_ID.optionName() + "=prefix");
+        }
     }
 
     /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
