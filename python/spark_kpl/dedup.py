@@ -10,10 +10,11 @@ content, never by its position: after a shuffle a retried task may see its rows 
 
 Header layout (big-endian): ``b"SKR\\x02"`` magic, 16-byte write id (a UUID: the streaming query's
 id, a fresh one per batch write, or :func:`write_id` of the ``writeName`` the write was given),
-8-byte batch id (the micro-batch id; 0 for batch writes), 4-byte Spark partition id, 12-byte content digest (MD5 of the record's stream, partition key unless
-drawn at random, explicit hash key and data), 4-byte occurrence (how many identical records of the
-same task came before it). Headers of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the
-digest and occurrence are) are read too.
+8-byte batch id (the micro-batch id; 0 for batch writes), 4-byte Spark partition id, 12-byte
+content digest (MD5 of the record's stream, partition key unless drawn at random, explicit hash key
+and data), 4-byte occurrence (how many identical records of the same task came before it). Headers
+of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the digest and occurrence are) are read
+too.
 
 Examples
 --------
