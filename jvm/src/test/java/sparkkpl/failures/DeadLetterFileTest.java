@@ -16,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
@@ -53,11 +54,7 @@ public class DeadLetterFileTest {
 
     @Test
     public void aLocalFileIsOwnerOnlyFromItsCreation() throws Exception {
-        Configuration conf = new Configuration();
-        conf.set("fs.file.impl", LatePermissionsIgnoredFileSystem.class.getName());
-        conf.setBoolean("fs.file.impl.disable.cache", true);
-        DeadLetterFile file = new DeadLetterFile(
-            new DeadLetterFile.Location("file://" + tmp.getRoot(), conf), "part-2-attempt-0.json");
+        DeadLetterFile file = fileOn("file", LatePermissionsIgnoredFileSystem.class, "part-2-attempt-0.json");
 
         file.write(FAILED, 2);
 
@@ -87,12 +84,8 @@ public class DeadLetterFileTest {
 
     @Test
     public void aFileElsewhereIsCreatedWithOwnerOnlyPermissions() throws Exception {
-        Configuration conf = new Configuration();
-        conf.set("fs.remote.impl", RemoteFileSystem.class.getName());
-        conf.setBoolean("fs.remote.impl.disable.cache", true);
         RemoteFileSystem.CREATED_WITH.clear();
-        DeadLetterFile file = new DeadLetterFile(
-            new DeadLetterFile.Location("remote://" + tmp.getRoot(), conf), "part-3-attempt-0.json");
+        DeadLetterFile file = fileOn("remote", RemoteFileSystem.class, "part-3-attempt-0.json");
 
         file.write(FAILED, 3);
         file.commit();
@@ -115,11 +108,7 @@ public class DeadLetterFileTest {
 
     @Test
     public void aFailedRenameLeavesNoInProgressFileAndFailsTheTask() throws Exception {
-        Configuration conf = new Configuration();
-        conf.set("fs.renamefails.impl", RenameFailsFileSystem.class.getName());
-        conf.setBoolean("fs.renamefails.impl.disable.cache", true);
-        DeadLetterFile file = new DeadLetterFile(
-            new DeadLetterFile.Location("renamefails://" + tmp.getRoot(), conf), "part-1-attempt-0.json");
+        DeadLetterFile file = fileOn("renamefails", RenameFailsFileSystem.class, "part-1-attempt-0.json");
         file.write(FAILED, 1);
         try (Stream<Path> written = Files.list(tmp.getRoot().toPath())) {
             assertTrue("written in progress first", written.anyMatch(p -> p.getFileName().toString().endsWith(".inprogress")));
@@ -131,6 +120,14 @@ public class DeadLetterFileTest {
         try (Stream<Path> left = Files.list(tmp.getRoot().toPath())) {
             assertFalse("nothing in progress is left", left.anyMatch(p -> p.getFileName().toString().contains("inprogress")));
         }
+    }
+
+    /** A file in the test's folder, reached through {@code fileSystem} under {@code scheme}. */
+    private DeadLetterFile fileOn(String scheme, Class<? extends FileSystem> fileSystem, String name) {
+        Configuration conf = new Configuration();
+        conf.set("fs." + scheme + ".impl", fileSystem.getName());
+        conf.setBoolean("fs." + scheme + ".impl.disable.cache", true);
+        return new DeadLetterFile(new DeadLetterFile.Location(scheme + "://" + tmp.getRoot(), conf), name);
     }
 
     private DeadLetterFile.Location location() {
