@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import software.amazon.kinesis.producer.Attempt;
+import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
 import sparkkpl.util.OffTaskThread;
@@ -95,7 +96,8 @@ public final class TaskAcks {
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
                     refused(record, (UserRecordFailedException) error);
-                } else if (error instanceof TimeoutException) {
+                } else if (error instanceof TimeoutException || error instanceof FutureTimedOutException) {
+                    // The sink's bound or the KPL's own (the same UserRecordTimeoutInMillis), whichever fired first.
                     producerFailed(record.count(), new TimeoutException("the KPL gave no answer for a record of stream '"
                         + record.sent().stream() + "' within " + recordTimeoutMs + " ms (UserRecordTimeoutInMillis, by "
                         + "default RecordTtl + 2 x RequestTimeout + 30 s)"));

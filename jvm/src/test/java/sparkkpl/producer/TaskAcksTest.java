@@ -15,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Test;
 import software.amazon.kinesis.producer.Attempt;
+import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.KinesisProducerException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
@@ -158,6 +159,20 @@ public class TaskAcksTest {
         assertTrue(failed.getMessage(), failed.getMessage().contains(
             "the KPL gave no answer for a record of stream 's' within 200 ms"));
         assertEquals(1, roomGivenBack.get());
+    }
+
+    @Test
+    public void aRecordTheKplItselfTimedOutFailsTheTaskSayingSo() throws Exception {
+        TaskAcks bounded = new TaskAcks(60_000);
+        SettableFuture<UserRecordResult> lost = SettableFuture.create();
+        bounded.track(lost, KplRecord.alone(taskRecord(9)));
+        lost.setException(new FutureTimedOutException("Message id 5 timeout out", null));
+
+        assertTrue(bounded.awaitAll(() -> { }, 10_000));
+
+        ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
+        assertTrue(failed.getMessage(), failed.getMessage().contains(
+            "the KPL gave no answer for a record of stream 's' within 60000 ms"));
     }
 
     /** An aggregate Kinesis refused whose records cannot be read back fails the task at once, saying why. */
