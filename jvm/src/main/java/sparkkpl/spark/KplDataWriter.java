@@ -153,12 +153,15 @@ final class KplDataWriter implements DataWriter<InternalRow> {
      * Delivers the rows accepted before the failure (the feed may still hold up to a batch of them),
      * as the error promises, and waits for Kinesis's answer for them, at most shutdownFlushTimeoutMs:
      * an executor stopped once the task has failed would drop what its KPL still holds. Records
-     * already added cannot be recalled from the KPL; a killed task (interrupted) does not wait.
+     * already added cannot be recalled from the KPL. A killed task only sends them: a cancel is not
+     * held up, and its error says they may still arrive.
      */
     @Override
     public void abort() throws IOException {
         try {
-            if (feed != null) {
+            if (feed != null && task != null && task.isInterrupted()) {
+                inFeed("sending the rows accepted before the task was killed", feed::send);
+            } else if (feed != null) {
                 long waitMs = config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
                 inFeed("delivering the rows accepted before the task failed", () -> feed.finish(waitMs));
             }
