@@ -51,10 +51,6 @@ public final class TaskAcks {
     /** Why the task cannot account for some of its records, or null. */
     private IOException taskFailure;
 
-    /**
-     * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for: the
-     * task decides whether its records stand there or are sent again ({@link #settleMisplaced}).
-     */
     /** How long the KPL may take to answer for a record; 0: as long as it takes. */
     private final long recordTimeoutMs;
 
@@ -68,6 +64,10 @@ public final class TaskAcks {
         this.recordTimeoutMs = recordTimeoutMs;
     }
 
+    /**
+     * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for: the
+     * task decides whether its records stand there or are sent again ({@link #settleMisplaced}).
+     */
     public record Misplaced(KplRecord record, String storedIn) {}
 
     /**
@@ -96,7 +96,8 @@ public final class TaskAcks {
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
                     refused(record, (UserRecordFailedException) error);
-                } else if (error instanceof TimeoutException || error instanceof FutureTimedOutException) {
+                } else if (recordTimeoutMs > 0
+                        && (error instanceof TimeoutException || error instanceof FutureTimedOutException)) {
                     // The sink's bound or the KPL's own (the same UserRecordTimeoutInMillis), whichever fired first.
                     producerFailed(record.count(), new TimeoutException("the KPL gave no answer for a record of stream '"
                         + record.sent().stream() + "' within " + recordTimeoutMs + " ms (UserRecordTimeoutInMillis, by "
