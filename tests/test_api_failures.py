@@ -72,6 +72,21 @@ def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_i
     assert str(error) == "Row 2 of Spark partition 0, column 'partitionKey': " + error.error_message
 
 
+def test_with_fail_on_error_the_rows_before_the_failed_one_are_stored_when_the_write_raises(spark, endpoint,
+                                                                                          ep_stream):
+    # Each PutRecords is answered after a second: a task that only handed its rows to the KPL before
+    # failing would report the failure (and its executor could stop) with none of them stored yet.
+    endpoint.set_faults(Faults(latency=1.0))
+    rows = spark.range(100, numPartitions=1).select(
+        F.format_string("row-%d", "id").alias("data"),
+        F.when(F.col("id") == 99, F.lit("")).otherwise(F.format_string("key-%d", "id")).alias("partitionKey"))
+    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
+        spark_kpl.write(rows, ep_stream, partition_key="partitionKey", **endpoint.kpl_options())
+    assert (failure.value.row, failure.value.column) == (100, "partitionKey")
+    assert sorted(r.data for r in endpoint.records(ep_stream)) == sorted(f"row-{i}".encode() for i in range(99))
+    assert "Rows before it were handed to Kinesis, and the task waited for them" in str(failure.value.__cause__)
+
+
 def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):
     refusal = refused_write(spark, stream, kinesis.kpl_options())
     assert isinstance(refusal.__cause__, IllegalArgumentException)

@@ -76,6 +76,40 @@ def test_a_retried_task_resends_under_the_same_ids_so_consumers_drop_the_copies(
         assert first_copy[dedup.record_id(record.data)] == dedup.strip(record.data)
 
 
+def test_a_rerun_of_a_named_write_resends_under_the_same_ids_so_dedup_brings_the_stream_to_exactly_once(
+        spark, kinesis, stream, tmp_path):
+    rerun = tmp_path / "second-run"
+
+    @F.udf("string")
+    def payload_failing_in_the_first_run(i):
+        if i == 350 and not rerun.exists():  # every attempt of the first run fails: the job fails
+            raise RuntimeError("injected failure of the first run")
+        return f"row-{i}"
+
+    rows = spark.range(400, numPartitions=4).select(payload_failing_in_the_first_run("id").alias("data"))
+    named = {"recordId": "prefix", "writeName": "nightly-copy-2026-11-25", **ACCEPT, **kinesis.kpl_options()}
+    with pytest.raises(Exception, match="injected failure of the first run"):
+        spark_kpl.write(rows, stream, **named)
+    first_run = kinesis.read_records(stream)
+    assert 0 < len(first_run) < 400, "the first run should have delivered part of the rows"
+
+    rerun.touch()
+    assert spark_kpl.write(rows, stream, **named).records_written == 400
+
+    records = kinesis.read_records(stream)
+    assert len(records) >= 400 + len(first_run)
+    assert {dedup.record_id(r.data).write_id for r in records} == {dedup.write_id("nightly-copy-2026-11-25")}
+    kept = {}
+    for record in records:
+        kept.setdefault(dedup.record_id(record.data), dedup.strip(record.data))
+    assert sorted(kept.values()) == sorted(f"row-{i}".encode() for i in range(400))
+
+
+def test_a_write_name_needs_record_ids(spark, kinesis, stream):
+    with pytest.raises(spark_kpl.WriteRefused, match="'writeName' names the write in record ids: it needs recordId="):
+        spark_kpl.write(payloads(spark, 1, 1), stream, writeName="nightly", **ACCEPT, **kinesis.kpl_options())
+
+
 def test_data_without_a_header_is_refused_by_the_helper():
     with pytest.raises(ValueError, match="recordId='prefix'"):
         dedup.record_id(b"plain data")

@@ -81,3 +81,17 @@ def test_a_named_query_writes_every_record_once(spark, kinesis, stream, tmp_path
     assert query.exception() is None
     assert query.name == "orders_to_kinesis"
     assert sorted(r.data for r in kinesis.read_records(stream)) == expected(range(2))
+
+
+def test_a_write_name_is_refused_for_a_streaming_query(spark, kinesis, stream, tmp_path):
+    """A streaming query's records carry its own id, which its checkpoint keeps."""
+    source = str(tmp_path / "source")
+    os.makedirs(source)
+    add_file(source, 0)
+    query = (spark.readStream.schema("data string").json(source)
+             .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .option("streamName", stream).option("recordId", "prefix").option("writeName", "nightly")
+             .options(**kinesis.kpl_options()).trigger(availableNow=True).start())
+    with pytest.raises(Exception, match="'writeName' is for batch writes"):
+        query.awaitTermination()
+    assert kinesis.read_records(stream) == []

@@ -87,6 +87,7 @@ def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) ->
         "spark.kpl.partitioner": "column",
         "spark.kpl.defaultPartition": "fallback-key",
         "spark.kpl.recordId": "prefix",
+        "spark.kpl.writeName": "conf-example-copy",
         "spark.kpl.allowDuplicates": "true",
         "spark.kpl.awsAccessKeyId": STATIC_KEYS.access_key_id,
         "spark.kpl.awsSecretAccessKey": STATIC_KEYS.secret_access_key,
@@ -223,11 +224,12 @@ def test_each_key_of_the_example_reaches_the_producer(endpoint, ep_stream, proxy
 
     # What the write shows of them: every row arrived in the stream the file names (the job gives no
     # stream) with its key; speculation was allowed; file 1 put a record id before each (recordId),
-    # file 2 sent the rows as JSON (format) and placed no daemon of its own (NativeExecutable).
+    # naming the write as told (writeName), file 2 sent the rows as JSON (format) and placed no daemon
+    # of its own (NativeExecutable).
     assert (result["records_written"], result["records_failed"]) == (ROWS, 0)
     records = endpoint.records(ep_stream)
     if name == "producer and write":
-        assert all(dedup.has_record_id(r.data) for r in records)
+        assert {dedup.record_id(r.data).write_id for r in records} == {dedup.write_id("conf-example-copy")}
         payloads = [dedup.strip(r.data) for r in records]
         expected = [f"row-{i}".encode() for i in range(ROWS)]
         placed = list((tmp_path / "native").glob("*/kinesis_producer"))

@@ -111,5 +111,22 @@ def test_a_daemon_binary_removed_by_a_tmp_cleaner_is_placed_again(spark, endpoin
     assert kpl_pipes(native) == before, f"pipes leaking: {before} then {kpl_pipes(native)}"
 
 
+def test_a_producer_whose_daemon_cannot_be_placed_again_still_closes_when_idle(spark, endpoint, ep_stream, tmp_path):
+    native = tmp_path / "native"
+    options = {**endpoint.kpl_options(), "nativeDir": str(native), "producerIdleTimeoutMs": "3000"}
+    spark_kpl.write(numbered_rows(spark, 10, partitions=1), ep_stream, partition_key="partitionKey", **options)
+    [binary] = native.glob("*/kinesis_producer")
+    binary.unlink()  # a tmp cleaner: the next task places it again, but ...
+    native.chmod(0o777)  # ... in a folder others may write to it is placed no more
+
+    with pytest.raises(Exception, match="can be written by other users"):
+        spark_kpl.write(numbered_rows(spark, 10, partitions=1), ep_stream, partition_key="partitionKey", **options)
+
+    # The failed task must not keep holding the producer: idle, it closes and its daemon stops (held,
+    # a daemon the KPL can no longer relaunch would be relaunched once a second for the JVM's life).
+    wait_for(lambda: not daemons_placed_in([driver_jvm_pid(spark)], native), 30,
+             "the producer's daemon to stop after its idle timeout")
+
+
 def kpl_pipes(native):
     return sorted(p.name for p in native.rglob("amz-aws-kpl-*"))

@@ -9,11 +9,12 @@ The id names a record by the write, the micro-batch, the Spark partition and the
 content, never by its position: after a shuffle a retried task may see its rows in another order.
 
 Header layout (big-endian): ``b"SKR\\x02"`` magic, 16-byte write id (a UUID: the streaming query's
-id, or a fresh one per batch write), 8-byte batch id (the micro-batch id; 0 for batch writes),
-4-byte Spark partition id, 12-byte content digest (MD5 of the record's stream, partition key unless
-drawn at random, explicit hash key and data), 4-byte occurrence (how many identical records of the
-same task came before it). Headers of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the
-digest and occurrence are) are read too.
+id, a fresh one per batch write, or :func:`write_id` of the ``writeName`` the write was given),
+8-byte batch id (the micro-batch id; 0 for batch writes), 4-byte Spark partition id, 12-byte
+content digest (MD5 of the record's stream, partition key unless drawn at random, explicit hash key
+and data), 4-byte occurrence (how many identical records of the same task came before it). Headers
+of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the digest and occurrence are) are read
+too.
 
 Examples
 --------
@@ -28,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import uuid
 from typing import Any, Dict, NamedTuple
@@ -92,6 +94,12 @@ def record_id(data: bytes) -> RecordId:
         return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row.to_bytes(8, "big"), 0)
     raise ValueError(f"data does not start with a spark-kpl record id (magic {MAGIC!r}, {HEADER_SIZE} bytes): "
                      f"was it written with recordId='prefix'? It starts with {bytes(data[:8])!r}")
+
+
+def write_id(write_name: str) -> uuid.UUID:
+    """The write id of the records of a write named ``write_name`` (the ``writeName`` option): the
+    name-based UUID (version 3) of its UTF-8 bytes, the same on every run of that write."""
+    return uuid.UUID(bytes=hashlib.md5(write_name.encode("utf-8")).digest(), version=3)
 
 
 def strip(data: bytes) -> bytes:

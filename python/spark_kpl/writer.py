@@ -124,7 +124,9 @@ def write(
     of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
     the sink's (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own
     properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
-    ``spark.kpl.*`` config keys.
+    ``spark.kpl.*`` config keys. With ``recordId="prefix"``, ``writeName="<your name for this
+    logical write>"`` gives the rows the same record ids on every run of the write, so that
+    :mod:`spark_kpl.dedup` drops what a run sends again (see docs/api.md for when ids are stable).
 
     Returns once every task has committed, that is once Kinesis acknowledged every record. Raises
     :class:`spark_kpl.RecordsNotDelivered` when a record finally failed (with ``failOnError``, the

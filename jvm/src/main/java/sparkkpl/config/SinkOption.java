@@ -28,7 +28,8 @@ public enum SinkOption {
     PRODUCER_IDLE_TIMEOUT_MS("producerIdleTimeoutMs", "60000",
         "How long an executor keeps an unused producer (and its daemon) before closing it."),
     SHUTDOWN_FLUSH_TIMEOUT_MS("shutdownFlushTimeoutMs", "30000",
-        "How long a closing producer (idle or JVM exit) waits for its outstanding records."),
+        "How long a closing producer (idle or JVM exit) waits for its outstanding records, and a task "
+            + "that fails for its rows accepted before the failure."),
     FAIL_ON_ERROR("failOnError", "true",
         "true: a record that cannot be delivered (Kinesis finally failed it, or the row cannot become a "
             + "record) fails the task, naming it. false: it is counted (records_failed), logged (the first "
@@ -54,6 +55,11 @@ public enum SinkOption {
         "none, or prefix: put a 48-byte id before each record's data (write id, batch id, Spark partition, "
             + "content digest, occurrence), the same when a task is retried, so consumers can drop duplicates "
             + "(spark_kpl.dedup).", RecordId.class),
+    WRITE_NAME("writeName", null,
+        "With recordId=prefix, a batch write: your name for the logical write, in record ids instead of Spark's "
+            + "id of this run, so a job run again (after a failure, or a foreachBatch replay) sends the same rows under "
+            + "the same ids and spark_kpl.dedup drops the copies. Never give two different writes one name. A "
+            + "streaming query names its records by its own id, which its checkpoint keeps."),
     ALLOW_DUPLICATES("allowDuplicates", "false",
         "Write even when spark.speculation=true, whose duplicate task attempts send the same records twice."),
     FORMAT("format", "raw",

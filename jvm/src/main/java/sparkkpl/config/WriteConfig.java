@@ -138,6 +138,7 @@ public final class WriteConfig implements Serializable {
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
+        checkWriteName();
         if (hasValue(SinkOption.NULL_DATA) && format() != Format.RAW) {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
                 + "it is about the data column of format=raw, and format=" + SinkOption.written(format())
@@ -150,6 +151,19 @@ public final class WriteConfig implements Serializable {
     /** Whether several rows may travel in one Kinesis record: built by the tasks, or by the KPL. */
     public boolean aggregatesRecords() {
         return aggregatesInExecutor() || kplConfiguration().isAggregationEnabled();
+    }
+
+    /** A write name is only read into record ids, so without them it would silently do nothing. */
+    private void checkWriteName() {
+        Optional<String> name = get(SinkOption.WRITE_NAME);
+        if (name.isPresent() && name.get().isBlank()) {
+            throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' must name the write, "
+                + "got '" + name.get() + "'");
+        }
+        if (name.isPresent() && recordId() != RecordId.PREFIX) {
+            throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' names the write in "
+                + "record ids: it needs " + SinkOption.RECORD_ID.optionName() + "=prefix");
+        }
     }
 
     /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
@@ -362,6 +376,14 @@ public final class WriteConfig implements Serializable {
     /** Whether the user set the KPL's LogLevel: the switch that makes the KPL and its daemon speak. */
     public boolean kplLogsVerbosely() {
         return kplProperties.containsKey(KPL_LOG_LEVEL);
+    }
+
+    /**
+     * How long the KPL may take to answer for a record before the sink counts it as lost and fails
+     * its task: the KPL's own UserRecordTimeoutInMillis, as a producer for this write runs with it.
+     */
+    public long recordAnswerTimeoutMs() {
+        return producerConfiguration().getUserRecordTimeoutInMillis();
     }
 
     /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */

@@ -1,9 +1,17 @@
 package sparkkpl.failures;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.Serializable;
+import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 import java.util.Base64;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -23,6 +31,11 @@ import sparkkpl.util.JsonText;
  */
 public final class DeadLetterFile {
     private static final FsPermission OWNER_ONLY = new FsPermission((short) 0600);
+    private static final FileAttribute<?> OWNER_ONLY_AT_CREATION =
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    private static final Set<StandardOpenOption> CREATE_NEW =
+        Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    private static final String LOCAL_SCHEME = "file";
 
     /** Where dead-letter files go, with the Hadoop configuration to reach it; shipped to executors. */
     public static final class Location implements Serializable {
@@ -67,10 +80,23 @@ public final class DeadLetterFile {
 
     void write(FailedRecord failure, int sparkPartition) throws IOException {
         if (out == null) {
-            out = fileSystem().create(inProgressPath(), false);
-            fileSystem().setPermission(inProgressPath(), OWNER_ONLY);
+            out = createOwnerOnly(inProgressPath());
         }
         out.write(toJson(failure, sparkPartition).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Creates the file readable by its owner only from the start: Hadoop's local file systems
+     * create a file, then set its permissions, so a local file is opened with its mode by java.nio.
+     */
+    private OutputStream createOwnerOnly(Path path) throws IOException {
+        FileSystem fs = fileSystem();
+        if (LOCAL_SCHEME.equals(fs.getUri().getScheme())) {
+            return new BufferedOutputStream(Channels.newOutputStream(Files.newByteChannel(
+                Paths.get(fs.makeQualified(path).toUri()), CREATE_NEW, OWNER_ONLY_AT_CREATION)));
+        }
+        return fs.create(path, OWNER_ONLY, false, fs.getConf().getInt("io.file.buffer.size", 4096),
+            fs.getDefaultReplication(path), fs.getDefaultBlockSize(path), null);
     }
 
     /**

@@ -32,8 +32,8 @@ public final class FailedRecords {
     public void handle(FailedRecord failure) throws IOException {
         count++;
         if (failOnError) {
-            String problem = describe(failure) + ". Rows before it were accepted and are sent; this task fails "
-                + "(failOnError=false would count it and carry on)" + errorTag(failure);
+            String problem = describe(failure) + ". Rows before it were handed to Kinesis, and the task waited for them "
+                + "(up to shutdownFlushTimeoutMs) before failing (failOnError=false would count it and carry on)" + errorTag(failure);
             if (failure.column() != null) {
                 throw new IllegalArgumentException(problem);
             }

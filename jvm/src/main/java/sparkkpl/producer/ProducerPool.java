@@ -27,6 +27,12 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         /** Whether it gave up, so new users need another one. */
         boolean isBroken();
 
+        /**
+         * Called on each acquirer's thread, outside the pool's lock, before it uses the producer;
+         * may wait, and throws when the producer cannot be used now.
+         */
+        void awaitReady();
+
         long idleTimeoutMs();
 
         void close();
@@ -61,6 +67,20 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
 
     /** The producer for {@code key}, made by {@code create} if there is none or it broke; pair with {@link #release}. */
     P acquire(K key, Supplier<P> create) {
+        P producer = counted(key, create);
+        try {
+            producer.awaitReady();
+        } catch (RuntimeException | Error e) {
+            // Uncounted, it still closes when idle or broken: a held one would keep its daemon (and
+            // the KPL's once-a-second relaunch of a daemon that cannot be placed) for the JVM's life.
+            release(producer);
+            throw e;
+        }
+        return producer;
+    }
+
+    /** The producer for {@code key}, its holders counted with the caller. */
+    private P counted(K key, Supplier<P> create) {
         synchronized (entries) {
             Entry<P> entry = entries.get(key);
             if (entry != null && entry.producer.isBroken()) {

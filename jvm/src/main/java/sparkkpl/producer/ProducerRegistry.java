@@ -31,10 +31,8 @@ public final class ProducerRegistry {
 
     /** The JVM's producer for this configuration, created if needed; pair with {@link #release}. */
     public static SharedProducer acquire(WriteConfig config) {
-        SharedProducer producer = POOL.acquire(config.producerIdentity(),
+        return POOL.acquire(config.producerIdentity(),
             () -> OffTaskThread.call(FACTORY, () -> ProducerFactory.create(config)));
-        producer.awaitDaemon();
-        return producer;
     }
 
     public static void release(SharedProducer producer) {

@@ -156,7 +156,8 @@ public final class SharedProducer implements ProducerPool.Pooled {
      * KPL is restarting is waited for, so that the task's first records do not go to a daemon that is
      * about to fail. Returns at once while a daemon runs.
      */
-    void awaitDaemon() {
+    @Override
+    public void awaitReady() {
         keepDaemonInPlace.run();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RESTART_WAIT_MS);
         while (folder.daemons().isEmpty() && System.nanoTime() < deadline) {

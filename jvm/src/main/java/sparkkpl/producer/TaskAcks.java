@@ -4,16 +4,21 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import java.io.IOException;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import software.amazon.kinesis.producer.Attempt;
+import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * Acknowledgements of one task's own records. The producer is shared by every task of the JVM, so
@@ -30,6 +35,8 @@ import software.amazon.kinesis.producer.UserRecordResult;
 public final class TaskAcks {
     /** The longest pause between two flushes while a task waits at commit. */
     private static final long MAX_REFLUSH_MS = 500;
+    /** Times out the KPL futures of every task of the JVM; cancelled timers leave its queue at once. */
+    private static final ScheduledExecutorService UNANSWERED = unansweredTimer();
     private final Queue<FailedRecord> failures = new ConcurrentLinkedQueue<>();
     private final Queue<Misplaced> misplaced = new ConcurrentLinkedQueue<>();
     private long added;
@@ -41,6 +48,21 @@ public final class TaskAcks {
     private long resent;
     /** The first failure of the producer itself among this task's records, or null. */
     private Throwable producerFailure;
+    /** Why the task cannot account for some of its records, or null. */
+    private IOException taskFailure;
+
+    /** How long the KPL may take to answer for a record; 0: as long as it takes. */
+    private final long recordTimeoutMs;
+
+    /** Acknowledgements the KPL's own timeout alone bounds (tests, tools). */
+    public TaskAcks() {
+        this(0);
+    }
+
+    /** @param recordTimeoutMs how long the KPL may take to answer for a record before the task fails */
+    public TaskAcks(long recordTimeoutMs) {
+        this.recordTimeoutMs = recordTimeoutMs;
+    }
 
     /**
      * An aggregate Kinesis stored in shard {@code storedIn}, not in the shard it was built for, or
@@ -52,11 +74,17 @@ public final class TaskAcks {
 
     private static final String STREAM_NOT_FOUND = "ResourceNotFoundException";
 
-    /** Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries. */
-    void track(ListenableFuture<UserRecordResult> future, KplRecord record) {
+    /**
+     * Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries.
+     * A record the KPL gives no answer for within the bound counts as failed by the producer, and
+     * its KPL future is cancelled, which gives its room under the queue limit back.
+     */
+    void track(ListenableFuture<UserRecordResult> kplFuture, KplRecord record) {
         synchronized (this) {
             added += record.count();
         }
+        ListenableFuture<UserRecordResult> future = recordTimeoutMs > 0
+            ? Futures.withTimeout(kplFuture, recordTimeoutMs, TimeUnit.MILLISECONDS, UNANSWERED) : kplFuture;
         Futures.addCallback(future, new FutureCallback<UserRecordResult>() {
             @Override
             public void onSuccess(UserRecordResult result) {
@@ -72,8 +100,13 @@ public final class TaskAcks {
             @Override
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
-                    record.carried().forEach(carried -> failures.add(failure(carried.record(), carried.rowNumber(), error)));
-                    completed(0, record.count(), 0);
+                    refused(record, (UserRecordFailedException) error);
+                } else if (recordTimeoutMs > 0
+                        && (error instanceof TimeoutException || error instanceof FutureTimedOutException)) {
+                    // The sink's bound or the KPL's own (the same UserRecordTimeoutInMillis), whichever fired first.
+                    producerFailed(record.count(), new TimeoutException("the KPL gave no answer for a record of stream '"
+                        + record.sent().stream() + "' within " + recordTimeoutMs + " ms (UserRecordTimeoutInMillis, by "
+                        + "default RecordTtl + 2 x RequestTimeout + 30 s)"));
                 } else {
                     producerFailed(record.count(), error);
                 }
@@ -90,6 +123,37 @@ public final class TaskAcks {
             }
         }
         return false;
+    }
+
+    /** Kinesis finally refused the record: a failure of each task record it carries. */
+    private void refused(KplRecord record, UserRecordFailedException error) {
+        List<TaskRecord> carried;
+        try {
+            carried = record.carried();
+        } catch (RuntimeException e) {
+            // Unhandled here it would vanish on the KPL's thread, and the task would wait out ackTimeoutMs.
+            cannotAccount(new IOException("Kinesis finally failed an aggregate of " + record.count() + " records for stream '"
+                + record.sent().stream() + "' (" + failure(record.sent(), 0, error).errorCode() + "), and reading its "
+                + "records back failed: " + e.getMessage() + ". Which rows they were is unknown, so the task fails for "
+                + "Spark to retry it", e));
+            return;
+        }
+        carried.forEach(inside -> failures.add(failure(inside.record(), inside.rowNumber(), error)));
+        completed(0, record.count(), 0);
+    }
+
+    private synchronized void cannotAccount(IOException error) {
+        if (taskFailure == null) {
+            taskFailure = error;
+        }
+        notifyAll();
+    }
+
+    private static ScheduledExecutorService unansweredTimer() {
+        ScheduledThreadPoolExecutor timer =
+            new ScheduledThreadPoolExecutor(1, OffTaskThread.daemonThreads("spark-kpl-unanswered-records"));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
     }
 
     private synchronized void misplaced(Misplaced aggregate) {
@@ -133,8 +197,12 @@ public final class TaskAcks {
     /**
      * @throws ProducerFailedException once the producer failed any of this task's records, saying
      *     how many are in doubt
+     * @throws IOException once the task cannot tell which of its rows a failure concerns
      */
-    public synchronized void throwIfProducerFailed() throws ProducerFailedException {
+    public synchronized void throwIfProducerFailed() throws IOException {
+        if (taskFailure != null) {
+            throw taskFailure;
+        }
         if (producerFailure != null) {
             throw new ProducerFailedException(inDoubt, added, producerFailure);
         }
@@ -202,7 +270,7 @@ public final class TaskAcks {
 
     /** Whether waiting is over: all settled, the producer failed, or a misplaced aggregate is the task's to settle. */
     private boolean needsTheTask() {
-        return !misplaced.isEmpty() || producerFailure != null || succeeded + failed >= added;
+        return !misplaced.isEmpty() || producerFailure != null || taskFailure != null || succeeded + failed >= added;
     }
 
     public synchronized long succeeded() {

@@ -14,7 +14,8 @@ import java.util.UUID;
  * no idempotent put). Layout, all big-endian:
  * <pre>
  *  0  4  magic "SKR" + version 0x02
- *  4 16  write id: Spark's id of the write (a streaming query's id, kept in its checkpoint)
+ *  4 16  write id: Spark's id of the write (a streaming query's id, kept in its checkpoint), or
+ *        the UUID of the name the user gave the logical write (writeName)
  * 20  8  batch id: the micro-batch (epoch) id of a streaming write, 0 for a batch write
  * 28  4  Spark partition id
  * 32 12  content digest: the first 96 bits of the MD5 of the record's stream, partition key (unless
@@ -65,9 +66,23 @@ public final class RecordIdHeader implements Serializable {
         try {
             parsed = UUID.fromString(writeId);
         } catch (IllegalArgumentException e) {
-            parsed = UUID.nameUUIDFromBytes(writeId.getBytes(StandardCharsets.UTF_8));
+            parsed = nameId(writeId);
         }
         this.writeId = parsed;
+    }
+
+    private RecordIdHeader(UUID writeId) {
+        this.writeId = writeId;
+    }
+
+    /** Ids for the logical write the user named (option writeName): the same on every run of it. */
+    public static RecordIdHeader named(String writeName) {
+        return new RecordIdHeader(nameId(writeName));
+    }
+
+    /** The name-based UUID (version 3) of the name's UTF-8 bytes, as {@code spark_kpl.dedup.write_id} computes it. */
+    private static UUID nameId(String name) {
+        return UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8));
     }
 
     /** One task's ids: they count identical records, so one instance per task attempt. */

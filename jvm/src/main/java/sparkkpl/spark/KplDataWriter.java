@@ -36,7 +36,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final FailedRecords failures;
     private final long timeoutMs;
     private final RecordGrouping grouping;
-    private final TaskAcks acks = new TaskAcks();
+    private final TaskAcks acks;
     private final TaskQueueStats queueStats = new TaskQueueStats();
     /** Null off a Spark task (unit tests). */
     private final TaskContext task = TaskContext.get();
@@ -59,6 +59,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         this.assembler = assembler;
         this.failures = failures;
         this.timeoutMs = config.getLong(SinkOption.ACK_TIMEOUT_MS);
+        this.acks = new TaskAcks(config.recordAnswerTimeoutMs());
     }
 
     @Override
@@ -157,14 +158,20 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     /**
-     * Sends the rows accepted before the failure (the feed may still hold up to a batch of them): the
-     * error promises they reach the stream. Records already added cannot be recalled from the KPL.
+     * Delivers the rows accepted before the failure (the feed may still hold up to a batch of them),
+     * as the error promises, and waits for Kinesis's answer for them, at most shutdownFlushTimeoutMs:
+     * an executor stopped once the task has failed would drop what its KPL still holds. Records
+     * already added cannot be recalled from the KPL. A killed task only sends them: a cancel is not
+     * held up, and its error says they may still arrive.
      */
     @Override
     public void abort() throws IOException {
         try {
-            if (feed != null) {
-                inFeed("sending the rows accepted before the task failed", feed::send);
+            if (feed != null && task != null && task.isInterrupted()) {
+                inFeed("sending the rows accepted before the task was killed", feed::send);
+            } else if (feed != null) {
+                long waitMs = config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+                inFeed("delivering the rows accepted before the task failed", () -> feed.finish(waitMs));
             }
         } finally {
             failures.abort();

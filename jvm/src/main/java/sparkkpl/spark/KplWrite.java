@@ -63,6 +63,11 @@ final class KplWrite implements Write {
 
     @Override
     public StreamingWrite toStreaming() {
+        if (config.get(SinkOption.WRITE_NAME).isPresent()) {
+            throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' is for batch writes "
+                + "(df.write, also inside foreachBatch): a streaming query names its records by its own id, which its "
+                + "checkpoint keeps");
+        }
         return new KplStreamingWrite(plan, new CommittedBatches(committedBatchesDirectory(),
             SparkSession.active().sparkContext().hadoopConfiguration()));
     }

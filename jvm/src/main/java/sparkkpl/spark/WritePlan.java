@@ -39,8 +39,10 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
 
     /** The recordId=prefix header maker, or null without one. */
     private RecordIdHeader recordIdHeader() {
-        return config.recordId() == RecordId.PREFIX
-            ? new RecordIdHeader(writeId) : null;
+        if (config.recordId() != RecordId.PREFIX) {
+            return null;
+        }
+        return config.get(SinkOption.WRITE_NAME).map(RecordIdHeader::named).orElseGet(() -> new RecordIdHeader(writeId));
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotSame;
 import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import java.util.ArrayList;
@@ -19,10 +20,19 @@ public class ProducerPoolTest {
         boolean broken;
         int closes;
         boolean failsToClose;
+        /** What awaitReady throws, if anything: its daemon could not be placed again. */
+        RuntimeException notReady;
 
         @Override
         public boolean isBroken() {
             return broken;
+        }
+
+        @Override
+        public void awaitReady() {
+            if (notReady != null) {
+                throw notReady;
+            }
         }
 
         @Override
@@ -164,6 +174,20 @@ public class ProducerPoolTest {
         assertEquals(1, broken.closes);
         time.advanceMs(IDLE_MS);
         assertEquals("closed once, not again when its idle time is up", 1, broken.closes);
+    }
+
+    @Test
+    public void aProducerThatIsNotReadyIsReleasedSoItStillClosesWhenBrokenOrIdle() {
+        FakeProducer producer = acquire("a");
+        pool.release(producer);
+        producer.notReady = new IllegalStateException("the daemon's folder is on a full disk");
+
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> acquire("a"));
+
+        assertSame(producer.notReady, thrown);
+        time.advanceMs(IDLE_MS);
+        assertEquals("the failed acquirer holds it no more", 1, producer.closes);
+        assertEquals(0, pool.open());
     }
 
     @Test

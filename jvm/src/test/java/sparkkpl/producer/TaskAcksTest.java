@@ -7,6 +7,7 @@ import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import com.google.common.util.concurrent.SettableFuture;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Test;
 import software.amazon.kinesis.producer.Attempt;
+import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.KinesisProducerException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
@@ -140,6 +142,55 @@ public class TaskAcksTest {
         assertTrue(acks.awaitAll(() -> { }, 1_000));
         assertEquals(2, acks.succeeded());
         assertEquals(0, acks.resent());
+    }
+
+    /** A future the KPL never completes fails the task at the record's bound and gives its queue room back. */
+    @Test
+    public void aRecordTheKplNeverAnswersFailsTheTaskAtItsBoundAndFreesItsRoom() throws Exception {
+        TaskAcks bounded = new TaskAcks(200);
+        SettableFuture<UserRecordResult> lost = SettableFuture.create();
+        AtomicInteger roomGivenBack = new AtomicInteger();
+        lost.addListener(roomGivenBack::incrementAndGet, Runnable::run); // as SharedProducer.add does
+        bounded.track(lost, KplRecord.alone(taskRecord(9)));
+
+        assertTrue(bounded.awaitAll(() -> { }, 10_000));
+
+        ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
+        assertTrue(failed.getMessage(), failed.getMessage().contains(
+            "the KPL gave no answer for a record of stream 's' within 200 ms"));
+        assertEquals(1, roomGivenBack.get());
+    }
+
+    @Test
+    public void aRecordTheKplItselfTimedOutFailsTheTaskSayingSo() throws Exception {
+        TaskAcks bounded = new TaskAcks(60_000);
+        SettableFuture<UserRecordResult> lost = SettableFuture.create();
+        bounded.track(lost, KplRecord.alone(taskRecord(9)));
+        lost.setException(new FutureTimedOutException("Message id 5 timeout out", null));
+
+        assertTrue(bounded.awaitAll(() -> { }, 10_000));
+
+        ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
+        assertTrue(failed.getMessage(), failed.getMessage().contains(
+            "the KPL gave no answer for a record of stream 's' within 60000 ms"));
+    }
+
+    /** An aggregate Kinesis refused whose records cannot be read back fails the task at once, saying why. */
+    @Test
+    public void aFailedAggregateThatCannotBeReadBackFailsTheTaskAtOnce() throws Exception {
+        SettableFuture<UserRecordResult> refused = SettableFuture.create();
+        acks.track(refused, KplRecord.aggregate(new KinesisRecord("s", "a", "1", new byte[10]), new long[] {1, 2}, 6,
+            null, aggregate -> {
+                throw new IllegalArgumentException("not an aggregated record: it does not start with the magic bytes");
+            }));
+        refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
+            new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
+
+        assertTrue(acks.awaitAll(() -> { }, 10_000));
+
+        IOException failed = assertThrows(IOException.class, acks::throwIfProducerFailed);
+        assertTrue(failed.getMessage(), failed.getMessage().contains("Kinesis finally failed an aggregate of 2 "
+            + "records for stream 's' (Expired), and reading its records back failed: not an aggregated record"));
     }
 
     private static final String SHARD_1 = "shardId-000000000001";
