@@ -1,4 +1,4 @@
-"""A write faster than its stream waits, it never expires (issue 26): executor JVMs on a standalone
+"""A write faster than its stream waits, it never expires: executor JVMs on a standalone
 cluster write into one shard that the endpoint holds at Kinesis's own limits, at the sink's defaults.
 
 Each write is about 45 shard-seconds (45 MB), longer than RecordTtl, so these tests take a few minutes

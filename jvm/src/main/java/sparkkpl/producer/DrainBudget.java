@@ -8,7 +8,7 @@ package sparkkpl.producer;
  * takes ({@code RateLimit}), and each throttled record goes back to the end of the KPL's queue. A
  * record's wait is then about (outstanding ÷ acknowledged rate) with an exponential tail: with 16 MiB
  * outstanding from one executor into one shard, 40,000 rows of 1 KB had records expire after 41 s
- * (issue 26), and every executor added to the shard makes it worse. Holding outstanding at the drain
+ * (before this budget), and every executor added to the shard makes it worse. Holding outstanding at the drain
  * rate times a target wait keeps the mean wait at that target whatever the executor count, stream
  * width or record size; tasks block instead. With a target of 1/{@value #TTL_SHARE} of
  * {@code RecordTtl}, a record outlives it with a probability of about e^-{@value #TTL_SHARE}.
