@@ -81,6 +81,33 @@ def test_a_stream_created_again_under_its_name_loses_nothing_for_a_kcl_consumer(
     assert report.exactly_once, "a KCL consumer of the new stream: " + report.summary()
 
 
+@pytest.mark.xfail(reason="known window (docs/aggregation.md, 'The map on an executor'): an aggregate built on the "
+                          "old stream's map and first sent after the stream came back, before the JVM's first "
+                          "acknowledgement that met the gap, can still be dropped by a KCL consumer", strict=False)
+def test_a_stream_created_again_during_a_write_loses_nothing_for_a_kcl_consumer(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """The stream is deleted once a quarter of the rows are stored and created again a second later
+    with twice the shards (shard ids start over, with other ranges). The puts in between meet
+    ResourceNotFoundException and are retried into the new stream: each such aggregate is checked
+    against the new stream's map and re-sent where a KCL consumer would drop it, and the old map is
+    retired for every task, so no later aggregate is built on it."""
+    endpoint.create_stream(name, shards=2)
+    rows = 40_000
+    thread, outcome = write_in_background(spark, _rows(spark, 0, rows, pause_every=100), name,
+                                          **endpoint.kpl_options())
+    wait_for(lambda: len(endpoint.records(name)) >= rows // 4, 60, "a quarter of the rows stored", every=0.1)
+    endpoint.delete_stream(name)
+    time.sleep(1)
+    endpoint.create_stream(name, shards=4)
+    thread.join(120)
+    assert "error" not in outcome, outcome.get("error")
+
+    assert outcome["result"].records_written == rows
+    held = without_repeated_kinesis_records(kcl_view(*endpoint.deleted_stream(name)))
+    report = compare(_expected(0, rows), ((r.data, r.partition_key) for r in held + _kcl_reads(endpoint, name)))
+    assert report.at_least_once, "a KCL consumer of the old and the new stream: " + report.summary()
+
+
 def test_a_stream_that_places_records_itself_gets_one_row_per_kinesis_record(
         spark, endpoint: KinesisEndpoint, name: str) -> None:
     """Under AUTO Kinesis ignores partition and explicit hash keys, so an aggregate lands in any shard

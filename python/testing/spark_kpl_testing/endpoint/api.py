@@ -57,6 +57,8 @@ class KinesisApi:
         self._lock = threading.Lock()
         self._streams: Dict[str, Stream] = {name: Stream(name, validate_stream(name, shards), region)
                                             for name, shards in streams.items()}
+        #: stream name -> the last stream deleted under it, kept to be read back (see deleted_stream)
+        self._deleted: Dict[str, Stream] = {}
         #: stream name -> stored records after which the stream is deleted (see delete_stream_after)
         self._delete_after: Dict[str, int] = {}
         self._operations: Dict[str, Callable[[Dict[str, Any]], Answer]] = {
@@ -104,8 +106,18 @@ class KinesisApi:
     def delete_stream(self, name: str) -> None:
         with self._lock:
             self._delete_after.pop(name, None)
-            if self._streams.pop(name, None) is None:
+            deleted = self._streams.pop(name, None)
+            if deleted is None:
                 raise KeyError(f"no stream {name!r}")
+            self._deleted[name] = deleted
+
+    def deleted_stream(self, name: str) -> Tuple[List[Record], Dict[str, Tuple[int, int]]]:
+        """The records and shard ranges of the last stream deleted under ``name``."""
+        with self._lock:
+            stream = self._deleted[name]
+            snapshot = [(s.shard_id, list(s.stored)) for s in stream.all_shards]
+            ranges = {s.shard_id: (s.start, s.end) for s in stream.all_shards}
+        return [record for record, _arrived in _user_records(snapshot)], ranges
 
     def open_shard_counts(self) -> Dict[str, int]:
         with self._lock:
@@ -120,13 +132,7 @@ class KinesisApi:
             if found is None:
                 raise KeyError(f"no stream {stream!r}")
             snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
-        out: List[Tuple[Record, float]] = []
-        for shard_id, stored in snapshot:
-            for sequence_number, partition_key, _ehk, data, arrived in stored:
-                raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number,
-                       "PartitionKey": partition_key}
-                out.extend((record, arrived) for record in user_records(raw, shard_id))
-        return out
+        return _user_records(snapshot)
 
     def delete_stream_after(self, name: str, records: int) -> None:
         if records < 1:
@@ -411,6 +417,16 @@ def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
     if call_bytes > _MAX_CALL_BYTES:
         raise ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
     return routed
+
+
+def _user_records(snapshot: List[Tuple[str, List[Any]]]) -> List[Tuple[Record, float]]:
+    """Each shard's stored records, de-aggregated, with when they arrived."""
+    out: List[Tuple[Record, float]] = []
+    for shard_id, stored in snapshot:
+        for sequence_number, partition_key, _ehk, data, arrived in stored:
+            raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number, "PartitionKey": partition_key}
+            out.extend((record, arrived) for record in user_records(raw, shard_id))
+    return out
 
 
 def _check_creation(stream: Stream, payload: Mapping[str, Any]) -> None:

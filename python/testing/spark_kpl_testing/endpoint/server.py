@@ -135,6 +135,10 @@ class KinesisEndpoint(Service):
         """Every user record stored in ``stream``, de-aggregated: shard by shard, arrival order."""
         return self._api.records(stream)
 
+    def deleted_stream(self, name: str) -> Tuple[List[Record], Dict[str, Tuple[int, int]]]:
+        """The records and shard ranges (by shard id) of the last stream deleted under ``name``."""
+        return self._api.deleted_stream(name)
+
     def stored_arrivals(self, stream: str) -> List[Tuple[bytes, float]]:
         """(data, epoch seconds when the endpoint stored it) of every user record of ``stream``."""
         return [(record.data, arrived) for record, arrived in self._api.records_arrived(stream)]

@@ -202,7 +202,7 @@ public final class ShardAggregator implements RecordGrouping {
         HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
-            if (map == null || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
+            if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
                 map = ShardMaps.current(config, record.stream(), createdOf(record.stream()));
                 maps.put(record.stream(), map);
             }
@@ -288,32 +288,49 @@ public final class ShardAggregator implements RecordGrouping {
      * shard's range, by a map that knows that shard. A map listed right after a split may not show
      * the children yet (ListShards is eventually consistent), so the stream is listed again, with
      * pauses, before the records are declared misplaced and sent again. After the stream went
-     * missing, the map comes from a listing by name (the stream that has the name now), and the
-     * task sends the rest of its records for it one by one: its map may describe a deleted stream.
+     * missing (an attempt met ResourceNotFoundException, or the incarnation the driver described is
+     * no longer found), the map comes from a listing by name: the stream that has the name now.
      */
     @Override
     public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException {
         String stream = record.sent().stream();
-        ShardMap map;
-        if (streamWentMissing) {
-            maps.remove(stream);
-            unlisted.add(stream);
-            map = ShardMaps.listedAfter(config, stream, null, null);
-        } else {
-            map = maps.get(stream);
-        }
+        boolean gone = streamWentMissing;
+        ShardMap map = gone ? null : maps.get(stream);
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
             pause(CHILD_LISTING_PAUSES_MS[i]);
-            map = streamWentMissing ? ShardMaps.listedAfter(config, stream, null, map) : reload(stream, map);
+            try {
+                map = gone ? ShardMaps.listedAfter(config, stream, null, map) : reload(stream, map);
+            } catch (StreamApi.StreamCallFailed e) {
+                if (gone || !e.notFound()) {
+                    throw e;
+                }
+                gone = true; // the stream the driver described is deleted: another may have its name now
+                map = ShardMaps.listedAfter(config, stream, null, null);
+            }
+        }
+        if (gone) {
+            forget(stream);
         }
         ShardMap.Shard stored = map.shard(storedIn);
         boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
             .allMatch(inside -> stored.contains(HashKeys.effective(inside.partitionKey(), inside.explicitHashKey())));
         LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} ({}): {}",
             record.count(), record.targetShard(), stream, storedIn,
-            streamWentMissing ? "after the stream went missing" : "the stream was resharded",
+            gone ? "after the stream went missing" : "the stream was resharded",
             kept ? "every record lies in that shard, so it stands" : "its records are sent again");
         return kept;
+    }
+
+    /**
+     * Stops aggregating for a stream that went missing: its map is retired for every task of the JVM
+     * (it may describe a deleted stream), and this task sends the stream's records one by one.
+     */
+    private void forget(String stream) {
+        ShardMap stale = maps.remove(stream);
+        if (stale != null) {
+            stale.retire();
+        }
+        unlisted.add(stream);
     }
 
     private static void pause(long ms) throws IOException {

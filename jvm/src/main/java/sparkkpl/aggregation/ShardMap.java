@@ -31,6 +31,8 @@ public final class ShardMap {
     private final Map<String, Shard> byId = new HashMap<>();
     private final String created;
     private final long listedAtNanos;
+    /** Set once a task saw the stream go missing: the map may describe a deleted stream. */
+    private volatile boolean retired;
 
     /** A map listed now, of whichever stream has the name now. */
     public ShardMap(List<Shard> shards) {
@@ -74,6 +76,15 @@ public final class ShardMap {
     /** The stream's creation time it was listed for; null when listed by name alone. */
     public String created() {
         return created;
+    }
+
+    /** Marks it unfit for every task that holds it: the stream it describes may be gone. */
+    public void retire() {
+        retired = true;
+    }
+
+    public boolean retired() {
+        return retired;
     }
 
     /** Nanoseconds since its listing began. */

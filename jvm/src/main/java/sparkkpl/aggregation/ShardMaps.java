@@ -126,7 +126,7 @@ public final class ShardMaps {
     }
 
     private static boolean fits(ShardMap map, String created) {
-        return Objects.equals(map.created(), created) && map.ageNanos() < MAX_AGE_NANOS;
+        return !map.retired() && Objects.equals(map.created(), created) && map.ageNanos() < MAX_AGE_NANOS;
     }
 
     private static Slot slot(WriteConfig config, String stream) {
