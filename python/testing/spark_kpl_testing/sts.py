@@ -85,13 +85,14 @@ class StsEndpoint(Service):
         if role not in self.roles:
             raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{ACCOUNT}:user/{caller.access_key_id} is not "
                                     f"authorized to perform: sts:AssumeRole on resource: {role}", 403)
+        seconds = int(form.get("DurationSeconds", "3600"))
+        expiry = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=seconds)
         granted = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
-                              secrets.token_urlsafe(60))
+                              secrets.token_urlsafe(60), expiry)
         self.kinesis.accept_credentials(granted)
         with self._lock:
             self.issued.append(granted)
-        seconds = int(form.get("DurationSeconds", "3600"))
-        expires = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        expires = expiry.strftime("%Y-%m-%dT%H:%M:%SZ")
         role_name = role.rsplit("/", 1)[-1]
         return (f'<AssumeRoleResponse xmlns="{_NAMESPACE}"><AssumeRoleResult><Credentials>'
                 f"<AccessKeyId>{granted.access_key_id}</AccessKeyId>"

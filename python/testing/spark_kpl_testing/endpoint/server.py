@@ -111,6 +111,11 @@ class KinesisEndpoint(Service):
         """Accept requests signed with these credentials too, from now on."""
         self._verifier.accept(credentials)
 
+    @property
+    def session_tokens_used(self) -> List[str]:
+        """The session tokens of the temporary credentials that signed an accepted request, first use first."""
+        return list(self._verifier.tokens_used)
+
     # -- streams -----------------------------------------------------------------------------
 
     def create_stream(self, name: str, shards: int = 1, on_demand: bool = False) -> None:

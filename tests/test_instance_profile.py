@@ -1,0 +1,47 @@
+"""A write with no Region and no credential option, as on an EC2 instance with an instance profile:
+the region and the role's credentials come from the instance's metadata (the harness's emulator),
+and the credentials rotate during the write while the endpoint refuses expired ones.
+
+The write runs in a process of its own inside a network namespace with loopback alone, so the real
+metadata address is unreachable whatever a component ignores; it runs its own Spark (not the
+``spark`` fixture), so scripts/test.sh runs it on one Spark line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+JOB = Path(__file__).resolve().parent / "instance_profile_job.py"
+ROWS = 20_000
+#: New credentials every 20 s, each valid 25 s; tasks pace themselves so the write lasts ~45 s.
+ROTATE_EVERY, LIFETIME, PAUSE = 20.0, 25.0, 0.45
+
+
+def run_in_own_network(*args: object) -> dict:
+    """Runs the job under ``unshare -n`` (needs root) and returns what it reported."""
+    run = subprocess.run(["unshare", "-n", sys.executable, str(JOB), *map(str, args)],
+                         capture_output=True, text=True, timeout=240)
+    results = [line[len("RESULT "):] for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    assert run.returncode == 0 and results, run.stderr[-4000:] + run.stdout[-2000:]
+    return json.loads(results[0])
+
+
+@pytest.mark.root_only
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
+def test_region_and_rotating_credentials_from_the_instance_metadata() -> None:
+    outcome = run_in_own_network(ROWS, ROTATE_EVERY, LIFETIME, PAUSE)
+    print(json.dumps(outcome, indent=1))
+    assert outcome["real_metadata_unreachable"], outcome
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["records_written"] == ROWS, outcome
+    assert outcome["exactly_once"], outcome["delivery"]
+    assert outcome["seconds"] > ROTATE_EVERY, outcome
+    # Credentials rotated mid-write, and the producers signed with the new ones.
+    assert outcome["session_tokens_used"] >= 2, outcome
+    assert "GET /latest/meta-data/placement/region" in outcome["metadata_requests"] \
+        or "GET /latest/dynamic/instance-identity/document" in outcome["metadata_requests"], outcome
