@@ -37,8 +37,8 @@ import sparkkpl.config.WriteConfig;
 
 /**
  * The two Kinesis control-plane calls the sink makes itself, from the same KPL settings as the daemon
- * (Region, else the SDK's default region chain as {@link AwsRegion} has it; KinesisEndpoint, KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and
- * the producer's credentials), so it talks to whatever endpoint the daemon talks to:
+ * (Region, else the SDK's default region chain as {@link AwsRegion} has it; KinesisEndpoint,
+ * KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and the producer's credentials), so it talks to whatever endpoint the daemon talks to:
  * {@code DescribeStreamSummary} on the driver, once per stream and write (Kinesis allows it 20 times a
  * second per account), and {@code ListShards} on executors, as the KPL's daemon lists (ShardFilter
  * AT_LATEST, 1,000 per page, later pages by NextToken only), for one incarnation of the stream when
