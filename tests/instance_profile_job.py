@@ -84,7 +84,7 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float) -> dict:
             result = spark_kpl.write(paced_rows(spark, rows, pause), STREAM, partition_key="partitionKey", **options)
             outcome["records_written"] = result.records_written
         except Exception as error:  # reported to the test, which shows it
-            outcome["error"] = f"{type(error).__name__}: {error}"[:3000]
+            outcome["error"] = f"{type(error).__name__}: {error}; cause: {error.__cause__}"[:3000]
         outcome["seconds"] = round(time.monotonic() - started, 1)
         spark.stop()
         stop_process_tree(SparkContext._gateway.proc, timeout=30)  # the driver JVM, and the daemons it ran

@@ -50,7 +50,7 @@ class InstanceMetadata(Service):
         self._tokens: dict = {}  # IMDSv2 session token -> when it expires
         #: The credentials issued with the time they were, oldest first.
         self.issued: List[Tuple[dt.datetime, Credentials]] = []
-        #: Every request's method and path, in order (what asked, and whether anything asked at all).
+        #: Every request's method, path and User-Agent, in order: what asked, and whether anything did.
         self.requests: List[str] = []
         self._server: Optional[http.server.ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -134,9 +134,12 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
     def _metadata(self) -> InstanceMetadata:
         return self.server.metadata  # type: ignore[attr-defined, no-any-return]
 
+    def _described(self) -> str:
+        return f"{self.command} {self.path} ({self.headers.get('User-Agent', 'no User-Agent')})"
+
     def do_PUT(self) -> None:
         metadata = self._metadata()
-        metadata.requests.append(f"PUT {self.path}")
+        metadata.requests.append(self._described())
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         ttl = self.headers.get(_TOKEN_TTL_HEADER, "")
         if self.path != "/latest/api/token":
@@ -148,7 +151,7 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         metadata = self._metadata()
-        metadata.requests.append(f"GET {self.path}")
+        metadata.requests.append(self._described())
         if not metadata._token_valid(self.headers.get(_TOKEN_HEADER)):
             self._respond(401, "text/plain", "Unauthorized")  # IMDSv2 only: no answer without a session token
             return
