@@ -90,7 +90,8 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float) -> dict:
         stop_process_tree(SparkContext._gateway.proc, timeout=30)  # the driver JVM, and the daemons it ran
         report = compare(numbered_expected(rows), ((r.data, r.partition_key) for r in kinesis.records(STREAM)))
         outcome.update(delivery=report.summary(), exactly_once=report.exactly_once,
-                       credentials_issued=len(metadata.issued), session_tokens_used=len(kinesis.session_tokens_used),
+                       credentials_issued=len(metadata.issued),
+                       put_records_session_tokens=len(kinesis.session_tokens_used("PutRecords")),
                        expired_rejected=kinesis.call_errors.get("ExpiredTokenException", 0),
                        call_errors=kinesis.call_errors, metadata_requests=sorted(set(metadata.requests)))
     return outcome

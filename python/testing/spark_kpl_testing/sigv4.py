@@ -81,8 +81,6 @@ class SigV4Verifier:
         self.region = region
         self._lock = threading.Lock()
         self._known: Dict[str, Credentials] = {}
-        #: The session tokens of the temporary credentials that signed an accepted request, first use first.
-        self.tokens_used: List[str] = []
         for known in credentials:
             self.accept(known)
 
@@ -133,10 +131,6 @@ class SigV4Verifier:
             raise SignatureRejected("InvalidSignatureException",
                                     f"{SIGNATURE_MISMATCH}\n\nThe Canonical String for this request should have been\n"
                                     f"'{canonical}'\n\nThe String-to-Sign should have been\n'{to_sign}'\n")
-        if token is not None:
-            with self._lock:
-                if token not in self.tokens_used:
-                    self.tokens_used.append(token)
         return known
 
 
