@@ -87,7 +87,9 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float) -> dict:
             outcome["error"] = f"{type(error).__name__}: {error}; cause: {error.__cause__}"[:3000]
         outcome["seconds"] = round(time.monotonic() - started, 1)
         spark.stop()
-        stop_process_tree(SparkContext._gateway.proc, timeout=30)  # the driver JVM, and the daemons it ran
+        driver_jvm = getattr(SparkContext._gateway, "proc", None)
+        if driver_jvm is not None:  # stopped with the daemons it ran, by pid
+            stop_process_tree(driver_jvm, timeout=30)
         report = compare(numbered_expected(rows), ((r.data, r.partition_key) for r in kinesis.records(STREAM)))
         outcome.update(delivery=report.summary(), exactly_once=report.exactly_once,
                        credentials_issued=len(metadata.issued),

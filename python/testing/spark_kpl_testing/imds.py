@@ -18,11 +18,11 @@ import http.server
 import json
 import secrets
 import threading
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.endpoint.errors import ACCOUNT
-from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
+from spark_kpl_testing.lifecycle import LoopbackHttpService
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.sigv4 import Credentials
 
@@ -34,9 +34,58 @@ _CREDENTIALS_PATH = "/latest/meta-data/iam/security-credentials/"
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-class InstanceMetadata(Service):
+class _MetadataHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
+        pass
+
+    def _metadata(self) -> InstanceMetadata:
+        return self.server.service  # type: ignore[attr-defined, no-any-return]
+
+    def _described(self) -> str:
+        return f"{self.command} {self.path} ({self.headers.get('User-Agent', 'no User-Agent')})"
+
+    def do_PUT(self) -> None:
+        metadata = self._metadata()
+        metadata.requests.append(self._described())
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        ttl = self.headers.get(_TOKEN_TTL_HEADER, "")
+        if self.path != "/latest/api/token":
+            self._respond(404, "text/plain", "Not Found")
+        elif not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
+            self._respond(400, "text/plain", "Bad Request")
+        else:
+            self._respond(200, "text/plain", metadata._new_token(int(ttl)), {_TOKEN_TTL_HEADER: ttl})
+
+    def do_GET(self) -> None:
+        metadata = self._metadata()
+        metadata.requests.append(self._described())
+        if not metadata._token_valid(self.headers.get(_TOKEN_HEADER)):
+            self._respond(401, "text/plain", "Unauthorized")  # IMDSv2 only: no answer without a session token
+            return
+        answer = metadata.answer(self.path)
+        if answer is None:
+            self._respond(404, "text/plain", "Not Found")
+        else:
+            self._respond(200, *answer)
+
+    def _respond(self, status: int, content_type: str, body: str, headers: Optional[dict] = None) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class InstanceMetadata(LoopbackHttpService):
     """The metadata of an instance in ``kinesis``'s region whose instance profile has the role
-    ``role``. A context manager."""
+    ``role``; :attr:`url` for ``AWS_EC2_METADATA_SERVICE_ENDPOINT``. A context manager."""
+
+    handler = _MetadataHandler
 
     def __init__(self, kinesis: KinesisEndpoint, *, role: str = "spark-kpl-instance-role",
                  rotate_every: float = 300.0, lifetime: float = 360.0) -> None:
@@ -47,32 +96,11 @@ class InstanceMetadata(Service):
         self.rotate_every = dt.timedelta(seconds=rotate_every)
         self.lifetime = dt.timedelta(seconds=lifetime)
         self._lock = threading.Lock()
-        self._tokens: dict = {}  # IMDSv2 session token -> when it expires
+        self._tokens: Dict[str, dt.datetime] = {}  # IMDSv2 session token -> when it expires
         #: The credentials issued with the time they were, oldest first.
         self.issued: List[Tuple[dt.datetime, Credentials]] = []
         #: Every request's method, path and User-Agent, in order: what asked, and whether anything did.
         self.requests: List[str] = []
-        self._server: Optional[http.server.ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
-
-    def _start(self) -> None:
-        server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _MetadataHandler)
-        server.daemon_threads = True
-        server.metadata = self  # type: ignore[attr-defined]
-        self._server = server
-        self._thread = serve_in_thread(server, f"instance-metadata-{server.server_address[1]}")
-
-    def _stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            stop_serving(server, self._thread, 5.0)
-
-    @property
-    def url(self) -> str:
-        """For ``AWS_EC2_METADATA_SERVICE_ENDPOINT``."""
-        if self._server is None:
-            raise RuntimeError("InstanceMetadata is not running; call start() first")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
 
     def _new_token(self, ttl_seconds: int) -> str:
         token = secrets.token_urlsafe(32)
@@ -123,50 +151,3 @@ class InstanceMetadata(Service):
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
-
-
-class _MetadataHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
-        pass
-
-    def _metadata(self) -> InstanceMetadata:
-        return self.server.metadata  # type: ignore[attr-defined, no-any-return]
-
-    def _described(self) -> str:
-        return f"{self.command} {self.path} ({self.headers.get('User-Agent', 'no User-Agent')})"
-
-    def do_PUT(self) -> None:
-        metadata = self._metadata()
-        metadata.requests.append(self._described())
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        ttl = self.headers.get(_TOKEN_TTL_HEADER, "")
-        if self.path != "/latest/api/token":
-            self._respond(404, "text/plain", "Not Found")
-        elif not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
-            self._respond(400, "text/plain", "Bad Request")
-        else:
-            self._respond(200, "text/plain", metadata._new_token(int(ttl)), {_TOKEN_TTL_HEADER: ttl})
-
-    def do_GET(self) -> None:
-        metadata = self._metadata()
-        metadata.requests.append(self._described())
-        if not metadata._token_valid(self.headers.get(_TOKEN_HEADER)):
-            self._respond(401, "text/plain", "Unauthorized")  # IMDSv2 only: no answer without a session token
-            return
-        answer = metadata.answer(self.path)
-        if answer is None:
-            self._respond(404, "text/plain", "Not Found")
-        else:
-            self._respond(200, *answer)
-
-    def _respond(self, status: int, content_type: str, body: str, headers: Optional[dict] = None) -> None:
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)

@@ -23,8 +23,7 @@ from xml.sax.saxutils import escape
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.endpoint.errors import ACCOUNT
-from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
-from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.lifecycle import LoopbackHttpService
 from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = ["StsEndpoint"]
@@ -37,9 +36,36 @@ _STS_CODES = {"UnrecognizedClientException": "InvalidClientTokenId",
               "IncompleteSignatureException": "IncompleteSignature"}
 
 
-class StsEndpoint(Service):
+class _StsHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            status, answer = 200, self.server.service._assume_role(  # type: ignore[attr-defined]
+                self.headers.items(), self.path, body)
+        except SignatureRejected as rejected:
+            status = rejected.status
+            answer = (f'<ErrorResponse xmlns="{_NAMESPACE}"><Error><Type>Sender</Type><Code>{rejected.code}</Code>'
+                      f"<Message>{escape(rejected.message)}</Message></Error>"
+                      f"<RequestId>{secrets.token_hex(16)}</RequestId></ErrorResponse>")
+        data = answer.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/xml")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class StsEndpoint(LoopbackHttpService):
     """``AssumeRole`` of the role ARNs in ``roles``, for callers signing with ``credentials`` (by
-    default the loopback keys); each grant becomes credentials ``kinesis`` accepts. A context manager."""
+    default the loopback keys); each grant becomes credentials ``kinesis`` accepts; :attr:`url` for the
+    sink's ``awsStsEndpoint``. A context manager."""
+
+    handler = _StsHandler
 
     def __init__(self, kinesis: KinesisEndpoint, roles: Iterable[str], *,
                  credentials: Optional[List[Credentials]] = None) -> None:
@@ -49,27 +75,6 @@ class StsEndpoint(Service):
         self._lock = threading.Lock()
         #: The temporary credentials handed out, oldest first.
         self.issued: List[Credentials] = []
-        self._server: Optional[http.server.ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
-
-    def _start(self) -> None:
-        server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _StsHandler)
-        server.daemon_threads = True
-        server.sts = self  # type: ignore[attr-defined]
-        self._server = server
-        self._thread = serve_in_thread(server, f"sts-endpoint-{server.server_address[1]}")
-
-    def _stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            stop_serving(server, self._thread, 5.0)
-
-    @property
-    def url(self) -> str:
-        """For the sink's ``awsStsEndpoint``."""
-        if self._server is None:
-            raise RuntimeError("StsEndpoint is not running; call start() first")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
 
     def _assume_role(self, headers: Any, path: str, body: bytes) -> str:
         """The AssumeRole answer's XML, or :class:`SignatureRejected` (status, code and message)."""
@@ -103,27 +108,3 @@ class StsEndpoint(Service):
                 f"<Arn>arn:aws:sts::{ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
                 f"</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>{secrets.token_hex(16)}"
                 f"</RequestId></ResponseMetadata></AssumeRoleResponse>")
-
-
-class _StsHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        try:
-            status, answer = 200, self.server.sts._assume_role(  # type: ignore[attr-defined]
-                self.headers.items(), self.path, body)
-        except SignatureRejected as rejected:
-            status = rejected.status
-            answer = (f'<ErrorResponse xmlns="{_NAMESPACE}"><Error><Type>Sender</Type><Code>{rejected.code}</Code>'
-                      f"<Message>{escape(rejected.message)}</Message></Error>"
-                      f"<RequestId>{secrets.token_hex(16)}</RequestId></ErrorResponse>")
-        data = answer.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/xml")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
