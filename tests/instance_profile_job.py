@@ -1,11 +1,14 @@
 """A write as on an EC2 instance: no Region option, no credential option, the region and rotating
-role credentials from the instance's metadata (the harness's emulator). Runs as its own process in a
+role credentials from the instance's metadata (the harness's emulator); or, as on EKS, the
+credentials from a web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) that the harness's STS
+exchanges for a role's. Runs as its own process in a
 network namespace with loopback alone (``unshare -n``), started by tests/test_instance_profile.py,
 so that nothing can reach the real metadata address whatever a component ignores. Prints one line,
 ``RESULT <json>``.
 
 Arguments: rows, rotate_every seconds, lifetime seconds, pause (seconds a task waits per 100 rows,
-so that the write outlasts a rotation).
+so that the write outlasts a rotation), and ``web-identity`` for the EKS way (then grants from STS
+last ``lifetime`` seconds).
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from spark_kpl_testing.env import instance_metadata_env
 from spark_kpl_testing.imds import InstanceMetadata
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.processes import stop_process_tree
+from spark_kpl_testing.sts import StsEndpoint
 
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _REAL_METADATA = ("169.254.169.254", 80)
 STREAM = "events"
+ROLE = "arn:aws:iam::000000000000:role/spark-kpl-pod"
 PARTITIONS = 20
 
 
@@ -61,12 +66,19 @@ def paced_rows(spark, count: int, pause: float):
         .toDF("data binary, partitionKey string")
 
 
-def main(rows: int, rotate_every: float, lifetime: float, pause: float) -> dict:
+def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_identity: bool) -> dict:
     loopback_up()
     outcome: dict = {"real_metadata_unreachable": real_metadata_unreachable()}
+    scratch = Path(tempfile.mkdtemp(prefix="instance-profile-job-"))
+    token_file = scratch / "web-identity-token"
+    token_file.write_text("eks-service-account-token")
     with KinesisEndpoint({STREAM: 2}) as kinesis, \
-            InstanceMetadata(kinesis, rotate_every=rotate_every, lifetime=lifetime) as metadata:
-        env = instance_metadata_env(metadata.url, Path(tempfile.mkdtemp(prefix="no-aws-config-")))
+            InstanceMetadata(kinesis, rotate_every=rotate_every, lifetime=lifetime) as metadata, \
+            StsEndpoint(kinesis, roles=[ROLE], web_identity_tokens=[token_file.read_text()],
+                        max_duration=int(lifetime)) as sts:
+        env = instance_metadata_env(metadata.url, scratch)
+        if web_identity:
+            env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(token_file), AWS_ROLE_ARN=ROLE, AWS_ENDPOINT_URL_STS=sts.url)
         os.environ.clear()
         os.environ.update(env)
         from pyspark import SparkContext
@@ -94,10 +106,13 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float) -> dict:
         outcome.update(delivery=report.summary(), exactly_once=report.exactly_once,
                        credentials_issued=len(metadata.issued),
                        put_records_session_tokens=len(kinesis.session_tokens_used("PutRecords")),
+                       put_records_tokens_from_sts=len(set(kinesis.session_tokens_used("PutRecords"))
+                                                       & {granted.session_token for granted in sts.issued}),
                        expired_rejected=kinesis.call_errors.get("ExpiredTokenException", 0),
                        call_errors=kinesis.call_errors, metadata_requests=sorted(set(metadata.requests)))
     return outcome
 
 
 if __name__ == "__main__":
-    print("RESULT " + json.dumps(main(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))))
+    print("RESULT " + json.dumps(main(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]),
+                                      sys.argv[5:] == ["web-identity"])))
