@@ -8,7 +8,8 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
  * The region the sink and its KPL work in: the KPL property {@code Region} when given, else the AWS
  * SDK's default region chain (aws.region, AWS_REGION, the profile, then the instance's metadata, at
  * AWS_EC2_METADATA_SERVICE_ENDPOINT when set). The KPL's daemon would look at the instance's metadata
- * itself, but only at the fixed address and without that variable, so the JVM asks for it.
+ * itself, but its lookup asks only the fixed address 169.254.169.254, whatever that variable says (its
+ * AWS SDK follows the variable elsewhere), so the JVM asks and hands the region over.
  */
 public final class AwsRegion {
     private AwsRegion() {}

@@ -49,8 +49,8 @@ public final class ProducerConfiguration {
             pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
         kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config));
-        // The daemon, given no region, asks only the fixed metadata address and ignores
-        // AWS_EC2_METADATA_SERVICE_ENDPOINT: the JVM looks it up and hands it over.
+        // Given no region, the daemon's own lookup asks the fixed metadata address, whatever
+        // AWS_EC2_METADATA_SERVICE_ENDPOINT says, and exits without one: the JVM looks it up instead.
         kpl.setRegion(AwsRegion.of(kpl));
         // Read back before the pipes move into the producer's own folder (pipesIn).
         return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
