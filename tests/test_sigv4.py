@@ -16,6 +16,7 @@ from botocore.credentials import Credentials as BotoCredentials
 from botocore.exceptions import ClientError
 
 from spark_kpl_testing.sigv4 import (
+    EXPIRED_TOKEN,
     INVALID_TOKEN,
     LOOPBACK_CREDENTIALS,
     SIGNATURE_MISMATCH,
@@ -134,7 +135,8 @@ def test_sts_grants_temporary_credentials_that_the_endpoint_then_accepts(endpoin
             aws_secret_access_key="x", config=Config(proxies={}))
         with pytest.raises(ClientError, match=r"InvalidClientTokenId.*" + INVALID_TOKEN[:-1]):
             stranger.assume_role(RoleArn=ROLE, RoleSessionName="test")
-    temporary = Credentials(granted["AccessKeyId"], granted["SecretAccessKey"], granted["SessionToken"])
+    temporary = Credentials(granted["AccessKeyId"], granted["SecretAccessKey"], granted["SessionToken"],
+                            granted["Expiration"])
     assert granted["AccessKeyId"].startswith("ASIA") and sts.issued == [temporary]
     answer = kinesis_client(endpoint, temporary).put_records(StreamName=ep_stream,
                                                              Records=[{"Data": b"x", "PartitionKey": "k"}])
@@ -142,3 +144,13 @@ def test_sts_grants_temporary_credentials_that_the_endpoint_then_accepts(endpoin
     with pytest.raises(ClientError, match="UnrecognizedClientException"):
         kinesis_client(endpoint, Credentials(temporary.access_key_id, temporary.secret_access_key)).put_records(
             StreamName=ep_stream, Records=[{"Data": b"x", "PartitionKey": "k"}])
+
+
+def test_temporary_credentials_past_their_expiry_are_refused(verifier):
+    expires = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=1)
+    expiring = Credentials("ASIAEXPIRING", "expiring-secret", "expiring-token", expires)
+    verifier.accept(expiring)
+    request = signed(expiring)
+    assert verifier.verify("POST", *request, "kinesis", now=expires - dt.timedelta(seconds=1)) == expiring
+    refused = rejection(verifier, *request, now=expires)
+    assert (refused.status, refused.code, refused.message) == (400, "ExpiredTokenException", EXPIRED_TOKEN)

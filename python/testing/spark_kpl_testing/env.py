@@ -30,6 +30,22 @@ def loopback_env(base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     return env
 
 
+#: Where the AWS SDKs and the KPL daemon find a region or credentials before the instance's metadata.
+_AWS_CHAIN_KEYS = (*LOOPBACK_AWS_ENV, "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                   "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")
+
+
+def instance_metadata_env(metadata_url: str, empty_dir: Path) -> Dict[str, str]:
+    """This process's environment as on an EC2 instance with nothing configured: no region, keys or
+    profile (the AWS config and credentials files point into ``empty_dir``, where there are none), the
+    instance metadata at ``metadata_url``. Only for processes in a network namespace with loopback
+    alone, where the real metadata address cannot be reached."""
+    env = {key: value for key, value in os.environ.items() if key not in _AWS_CHAIN_KEYS}
+    env.update(AWS_EC2_METADATA_SERVICE_ENDPOINT=metadata_url, AWS_CONFIG_FILE=str(empty_dir / "aws-config"),
+               AWS_SHARED_CREDENTIALS_FILE=str(empty_dir / "aws-credentials"))
+    return env
+
+
 def apply_loopback_env() -> None:
     """Make this process (and every child it starts, the Spark driver JVM included) loopback-safe."""
     env = loopback_env()

@@ -5,11 +5,14 @@ the test, script or benchmark that started it."""
 from __future__ import annotations
 
 import atexit
+import http.server
 import socketserver
 import threading
-from typing import TypeVar
+from typing import Optional, Type, TypeVar
 
-__all__ = ["Service", "serve_in_thread", "stop_serving"]
+from spark_kpl_testing.net import LOOPBACK
+
+__all__ = ["LoopbackHttpService", "Service", "serve_in_thread", "stop_serving"]
 
 S = TypeVar("S", bound="Service")
 
@@ -46,6 +49,33 @@ class Service:
 
     def _stop(self) -> None:
         raise NotImplementedError
+
+
+class LoopbackHttpService(Service):
+    """A plain-HTTP server on 127.0.0.1, on a thread of its own, answering with ``handler``, whose
+    requests reach the service as ``self.server.service``."""
+
+    handler: Type[http.server.BaseHTTPRequestHandler]
+    _server: Optional[http.server.ThreadingHTTPServer] = None
+    _thread: Optional[threading.Thread] = None
+
+    def _start(self) -> None:
+        server = http.server.ThreadingHTTPServer((LOOPBACK, 0), self.handler)
+        server.daemon_threads = True
+        server.service = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = serve_in_thread(server, f"{type(self).__name__}-{server.server_address[1]}")
+
+    def _stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            stop_serving(server, self._thread, 5.0)
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError(f"{type(self).__name__} is not running; call start() first")
+        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
 
 
 def serve_in_thread(server: socketserver.BaseServer, name: str) -> threading.Thread:

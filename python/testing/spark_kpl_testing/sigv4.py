@@ -32,17 +32,20 @@ _SPACES = re.compile(r" +")
 
 #: Kinesis's own words for each way a request's credentials can be wrong.
 INVALID_TOKEN = "The security token included in the request is invalid."
+EXPIRED_TOKEN = "The security token included in the request is expired"
 SIGNATURE_MISMATCH = ("The request signature we calculated does not match the signature you provided. Check your "
                       "AWS Secret Access Key and signing method. Consult the service documentation for details.")
 
 
 @dataclass(frozen=True)
 class Credentials:
-    """An access key the server knows; ``session_token`` only for temporary credentials."""
+    """An access key the server knows; ``session_token`` and ``expires`` only for temporary credentials."""
 
     access_key_id: str
     secret_access_key: str
     session_token: Optional[str] = None
+    #: After this (UTC) the server refuses the credentials as expired.
+    expires: Optional[dt.datetime] = None
 
 
 #: The static keys of :data:`LOOPBACK_AWS_ENV`, which the harness's endpoints accept unless told otherwise.
@@ -103,6 +106,9 @@ class SigV4Verifier:
         token = by_name.get("x-amz-security-token")
         if known is None or token != known.session_token:
             raise SignatureRejected("UnrecognizedClientException", INVALID_TOKEN)
+        now = now or dt.datetime.now(dt.timezone.utc)
+        if known.expires is not None and now >= known.expires:
+            raise SignatureRejected("ExpiredTokenException", EXPIRED_TOKEN)
         if auth.service != service:
             raise SignatureRejected("InvalidSignatureException",
                                     f"Credential should be scoped to correct service: '{service}'. ")
@@ -113,7 +119,7 @@ class SigV4Verifier:
             raise SignatureRejected("InvalidSignatureException",
                                     "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.")
         amz_date = _request_time(by_name)
-        _check_fresh(amz_date, now or dt.datetime.now(dt.timezone.utc))
+        _check_fresh(amz_date, now)
         if amz_date[:8] != auth.date:
             raise SignatureRejected("InvalidSignatureException",
                                     f"Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date "

@@ -1,10 +1,11 @@
-"""A loopback STS endpoint that answers ``AssumeRole`` with temporary credentials a
-:class:`~spark_kpl_testing.endpoint.KinesisEndpoint` then accepts.
+"""A loopback STS endpoint that answers ``AssumeRole`` and ``AssumeRoleWithWebIdentity`` with temporary
+credentials a :class:`~spark_kpl_testing.endpoint.KinesisEndpoint` then accepts.
 
-It checks each call's SigV4 signature (service ``sts``) against the long-term credentials it was
-given, as STS does, and hands out a fresh access key id, secret and session token per call, made known
-to the Kinesis endpoint at once. Plain HTTP on 127.0.0.1: the AWS SDK for Java in the sink's jar
-would refuse the self-signed certificate of a TLS one, and ``awsStsEndpoint`` takes an ``http://``
+It checks each AssumeRole call's SigV4 signature (service ``sts``) against the long-term credentials it
+was given, and each AssumeRoleWithWebIdentity call's token against those it was given, as STS does, and
+hands out a fresh access key id, secret and session token per call, made known to the Kinesis endpoint
+at once. Plain HTTP on 127.0.0.1: the AWS SDK for Java in the sink's jar would refuse the self-signed
+certificate of a TLS one, and ``awsStsEndpoint`` (and ``AWS_ENDPOINT_URL_STS``) take an ``http://``
 URI. Typical use::
 
     with KinesisEndpoint({"events": 2}) as kinesis, StsEndpoint(kinesis, roles={ROLE_ARN}) as sts:
@@ -23,8 +24,7 @@ from xml.sax.saxutils import escape
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.endpoint.errors import ACCOUNT
-from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
-from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.lifecycle import LoopbackHttpService
 from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = ["StsEndpoint"]
@@ -37,73 +37,6 @@ _STS_CODES = {"UnrecognizedClientException": "InvalidClientTokenId",
               "IncompleteSignatureException": "IncompleteSignature"}
 
 
-class StsEndpoint(Service):
-    """``AssumeRole`` of the role ARNs in ``roles``, for callers signing with ``credentials`` (by
-    default the loopback keys); each grant becomes credentials ``kinesis`` accepts. A context manager."""
-
-    def __init__(self, kinesis: KinesisEndpoint, roles: Iterable[str], *,
-                 credentials: Optional[List[Credentials]] = None) -> None:
-        self.kinesis = kinesis
-        self.roles = frozenset(roles)
-        self._verifier = SigV4Verifier(credentials or [LOOPBACK_CREDENTIALS], kinesis.region)
-        self._lock = threading.Lock()
-        #: The temporary credentials handed out, oldest first.
-        self.issued: List[Credentials] = []
-        self._server: Optional[http.server.ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
-
-    def _start(self) -> None:
-        server = http.server.ThreadingHTTPServer((LOOPBACK, 0), _StsHandler)
-        server.daemon_threads = True
-        server.sts = self  # type: ignore[attr-defined]
-        self._server = server
-        self._thread = serve_in_thread(server, f"sts-endpoint-{server.server_address[1]}")
-
-    def _stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            stop_serving(server, self._thread, 5.0)
-
-    @property
-    def url(self) -> str:
-        """For the sink's ``awsStsEndpoint``."""
-        if self._server is None:
-            raise RuntimeError("StsEndpoint is not running; call start() first")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
-
-    def _assume_role(self, headers: Any, path: str, body: bytes) -> str:
-        """The AssumeRole answer's XML, or :class:`SignatureRejected` (status, code and message)."""
-        try:
-            caller = self._verifier.verify("POST", path, headers, body, "sts")
-        except SignatureRejected as rejected:
-            raise SignatureRejected(_STS_CODES.get(rejected.code, rejected.code), rejected.message, 403) from None
-        form = {name: values[0] for name, values in parse_qs(body.decode()).items()}
-        if form.get("Action") != "AssumeRole":
-            raise SignatureRejected("InvalidAction", f"Could not find operation {form.get('Action')} for version "
-                                    f"{form.get('Version')}")
-        role, session = form.get("RoleArn", ""), form.get("RoleSessionName", "")
-        if role not in self.roles:
-            raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{ACCOUNT}:user/{caller.access_key_id} is not "
-                                    f"authorized to perform: sts:AssumeRole on resource: {role}", 403)
-        granted = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
-                              secrets.token_urlsafe(60))
-        self.kinesis.accept_credentials(granted)
-        with self._lock:
-            self.issued.append(granted)
-        seconds = int(form.get("DurationSeconds", "3600"))
-        expires = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        role_name = role.rsplit("/", 1)[-1]
-        return (f'<AssumeRoleResponse xmlns="{_NAMESPACE}"><AssumeRoleResult><Credentials>'
-                f"<AccessKeyId>{granted.access_key_id}</AccessKeyId>"
-                f"<SecretAccessKey>{escape(granted.secret_access_key)}</SecretAccessKey>"
-                f"<SessionToken>{escape(granted.session_token or '')}</SessionToken>"
-                f"<Expiration>{expires}</Expiration></Credentials><AssumedRoleUser>"
-                f"<AssumedRoleId>AROA{ACCOUNT}:{escape(session)}</AssumedRoleId>"
-                f"<Arn>arn:aws:sts::{ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
-                f"</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>{secrets.token_hex(16)}"
-                f"</RequestId></ResponseMetadata></AssumeRoleResponse>")
-
-
 class _StsHandler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -113,7 +46,7 @@ class _StsHandler(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         try:
-            status, answer = 200, self.server.sts._assume_role(  # type: ignore[attr-defined]
+            status, answer = 200, self.server.service._answer(  # type: ignore[attr-defined]
                 self.headers.items(), self.path, body)
         except SignatureRejected as rejected:
             status = rejected.status
@@ -126,3 +59,67 @@ class _StsHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+class StsEndpoint(LoopbackHttpService):
+    """``AssumeRole`` of the role ARNs in ``roles``, for callers signing with ``credentials`` (by
+    default the loopback keys), and ``AssumeRoleWithWebIdentity`` for callers with one of
+    ``web_identity_tokens``; each grant becomes credentials ``kinesis`` accepts; :attr:`url` for the
+    sink's ``awsStsEndpoint``. A context manager."""
+
+    handler = _StsHandler
+
+    def __init__(self, kinesis: KinesisEndpoint, roles: Iterable[str], *,
+                 credentials: Optional[List[Credentials]] = None, web_identity_tokens: Iterable[str] = (),
+                 max_duration: Optional[int] = None) -> None:
+        self.kinesis = kinesis
+        self.roles = frozenset(roles)
+        self._verifier = SigV4Verifier(credentials or [LOOPBACK_CREDENTIALS], kinesis.region)
+        #: The tokens AssumeRoleWithWebIdentity accepts (an identity provider's, as EKS mounts them).
+        self.web_identity_tokens = frozenset(web_identity_tokens)
+        #: Caps each grant's lifetime in seconds, below STS's own minimum of 900, for tests of rotation.
+        self.max_duration = max_duration
+        self._lock = threading.Lock()
+        #: The temporary credentials handed out, oldest first.
+        self.issued: List[Credentials] = []
+
+    def _answer(self, headers: Any, path: str, body: bytes) -> str:
+        """The XML answer to AssumeRole (signed by known credentials) or AssumeRoleWithWebIdentity
+        (unsigned, carrying a known token), or :class:`SignatureRejected` (status, code and message)."""
+        form = {name: values[0] for name, values in parse_qs(body.decode()).items()}
+        action = form.get("Action")
+        if action == "AssumeRoleWithWebIdentity":
+            if form.get("WebIdentityToken") not in self.web_identity_tokens:
+                raise SignatureRejected("InvalidIdentityToken", "Couldn't verify the token's signature", 400)
+            caller = "assumed-role/web-identity"
+        elif action == "AssumeRole":
+            try:
+                caller = "user/" + self._verifier.verify("POST", path, headers, body, "sts").access_key_id
+            except SignatureRejected as rejected:
+                raise SignatureRejected(_STS_CODES.get(rejected.code, rejected.code), rejected.message, 403) from None
+        else:
+            raise SignatureRejected("InvalidAction", f"Could not find operation {action} for version "
+                                    f"{form.get('Version')}")
+        role, session = form.get("RoleArn", ""), form.get("RoleSessionName", "")
+        if role not in self.roles:
+            raise SignatureRejected("AccessDenied", f"User: arn:aws:iam::{ACCOUNT}:{caller} is not "
+                                    f"authorized to perform: sts:{action} on resource: {role}", 403)
+        seconds = int(form.get("DurationSeconds", "3600"))
+        seconds = min(seconds, self.max_duration or seconds)
+        expiry = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=seconds)
+        granted = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
+                              secrets.token_urlsafe(60), expiry)
+        self.kinesis.accept_credentials(granted)
+        with self._lock:
+            self.issued.append(granted)
+        expires = expiry.strftime("%Y-%m-%dT%H:%M:%SZ")
+        role_name = role.rsplit("/", 1)[-1]
+        return (f'<{action}Response xmlns="{_NAMESPACE}"><{action}Result><Credentials>'
+                f"<AccessKeyId>{granted.access_key_id}</AccessKeyId>"
+                f"<SecretAccessKey>{escape(granted.secret_access_key)}</SecretAccessKey>"
+                f"<SessionToken>{escape(granted.session_token or '')}</SessionToken>"
+                f"<Expiration>{expires}</Expiration></Credentials><AssumedRoleUser>"
+                f"<AssumedRoleId>AROA{ACCOUNT}:{escape(session)}</AssumedRoleId>"
+                f"<Arn>arn:aws:sts::{ACCOUNT}:assumed-role/{escape(role_name)}/{escape(session)}</Arn>"
+                f"</AssumedRoleUser></{action}Result><ResponseMetadata><RequestId>{secrets.token_hex(16)}"
+                f"</RequestId></ResponseMetadata></{action}Response>")

@@ -52,6 +52,8 @@ class KinesisEndpoint(Service):
         #: Every request must be signed (SigV4) by one of these: by default the loopback keys that
         #: the test helpers give every process.
         self._verifier = SigV4Verifier(credentials or [LOOPBACK_CREDENTIALS], region)
+        self._tokens_lock = threading.Lock()
+        self._session_tokens: Dict[str, Dict[str, None]] = {}  # operation -> tokens, in order of first use
         self._faults = FaultInjector(faults)
         self._counters = Counters()
         self._api = KinesisApi(streams or {}, region, store, self._faults, self._counters)
@@ -110,6 +112,12 @@ class KinesisEndpoint(Service):
     def accept_credentials(self, credentials: Credentials) -> None:
         """Accept requests signed with these credentials too, from now on."""
         self._verifier.accept(credentials)
+
+    def session_tokens_used(self, operation: str) -> List[str]:
+        """The session tokens of the temporary credentials that signed an accepted ``operation`` call
+        (``PutRecords``, ...), first use first."""
+        with self._tokens_lock:
+            return list(self._session_tokens.get(operation, {}))
 
     # -- streams -----------------------------------------------------------------------------
 
@@ -248,11 +256,14 @@ class KinesisEndpoint(Service):
             return
         target = request.headers.get("X-Amz-Target", "")
         try:  # CloudWatch's calls come here too, signed for its own service
-            self._verifier.verify("POST", request.path, request.headers.items(), body,
-                                  "kinesis" if target.startswith(_TARGET_PREFIX) else "monitoring")
+            signer = self._verifier.verify("POST", request.path, request.headers.items(), body,
+                                           "kinesis" if target.startswith(_TARGET_PREFIX) else "monitoring")
         except SignatureRejected as rejected:
             self._fail(request, ApiError(rejected.status, rejected.code, rejected.message))
             return
+        if signer.session_token is not None:
+            with self._tokens_lock:
+                self._session_tokens.setdefault(target[len(_TARGET_PREFIX):], {})[signer.session_token] = None
         if not target.startswith(_TARGET_PREFIX):
             self._answer_other(request, target)
             return

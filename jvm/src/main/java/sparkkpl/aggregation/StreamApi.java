@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.HttpExecuteRequest;
 import software.amazon.awssdk.http.HttpExecuteResponse;
@@ -32,12 +31,14 @@ import software.amazon.awssdk.protocols.jsoncore.JsonWriter;
 import software.amazon.awssdk.utils.AttributeMap;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.config.AwsCredentials;
+import sparkkpl.config.AwsRegion;
 import sparkkpl.config.WriteConfig;
 
 /**
  * The two Kinesis control-plane calls the sink makes itself, from the same KPL settings as the daemon
- * (Region, KinesisEndpoint, KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and
- * the producer's credentials), so it talks to whatever endpoint the daemon talks to:
+ * (Region, else the SDK's default region chain as {@link AwsRegion} has it; KinesisEndpoint,
+ * KinesisPort, VerifyCertificate, the Proxy* properties, the timeouts and the producer's credentials),
+ * so it talks to whatever endpoint the daemon talks to:
  * {@code DescribeStreamSummary} on the driver, once per stream and write (Kinesis allows it 20 times a
  * second per account), and {@code ListShards} on executors, as the KPL's daemon lists (ShardFilter
  * AT_LATEST, 1,000 per page, later pages by NextToken only), for one incarnation of the stream when
@@ -68,17 +69,12 @@ public final class StreamApi implements AutoCloseable {
 
     public StreamApi(WriteConfig config) {
         KinesisProducerConfiguration kpl = config.kplConfiguration();
-        this.region = kpl.getRegion().isEmpty() ? System.getenv("AWS_REGION") : kpl.getRegion();
-        if (region == null || region.isEmpty()) {
-            throw new IllegalArgumentException("The sink describes and lists the stream itself and needs the KPL "
-                + "property 'Region' (or AWS_REGION in the environment)");
-        }
+        this.region = AwsRegion.of(kpl);
         String host = kpl.getKinesisEndpoint().isEmpty()
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
             : kpl.getKinesisEndpoint();
         this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
-        this.credentials = AwsCredentials.provider(config).map(provider -> AwsCredentials.resolvedOnce(provider, config))
-            .orElseGet(() -> DefaultCredentialsProvider.builder().build());
+        this.credentials = AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config);
         ApacheHttpClient.Builder client = ApacheHttpClient.builder()
             .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
             .socketTimeout(Duration.ofMillis(kpl.getRequestTimeout()));

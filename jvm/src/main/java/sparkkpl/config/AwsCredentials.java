@@ -16,9 +16,10 @@ import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 
 /**
  * The credentials the producer signs with, from the sink's options: static keys, a profile, or
- * the default chain (environment, system properties, profile, container, instance), optionally
- * exchanged for a role's through STS. Without any of these options the KPL's own default chain
- * applies.
+ * the default chain (environment, system properties, profile, web identity, container, instance
+ * profile), optionally exchanged for a role's through STS. Whichever it is, the KPL gets this provider
+ * and asks it again every CredentialsRefreshDelay, handing what it answers to the daemon: temporary
+ * credentials that rotate (an instance profile's, a role's) reach the daemon before they expire.
  */
 public final class AwsCredentials {
     private AwsCredentials() {}
@@ -72,22 +73,20 @@ public final class AwsCredentials {
         });
     }
 
-    /** The provider for the producer, or empty to leave the KPL's default chain. */
-    public static Optional<AwsCredentialsProvider> provider(WriteConfig config) {
+    /** The provider for the producer and the sink's own calls to Kinesis. */
+    public static AwsCredentialsProvider provider(WriteConfig config) {
         Optional<String> roleArn = config.get(SinkOption.AWS_ROLE_ARN);
-        boolean hasBase = config.get(SinkOption.AWS_ACCESS_KEY_ID).isPresent()
-            || config.get(SinkOption.AWS_PROFILE).isPresent();
         if (roleArn.isEmpty()) {
-            return hasBase ? Optional.of(baseProvider(config)) : Optional.empty();
+            return baseProvider(config);
         }
         StsClientBuilder sts = StsClient.builder().credentialsProvider(baseProvider(config));
         Optional.ofNullable(config.kplProperties().get("Region")).map(Region::of).ifPresent(sts::region);
         config.get(SinkOption.AWS_STS_ENDPOINT).map(URI::create).ifPresent(sts::endpointOverride);
         String sessionName = config.get(SinkOption.AWS_ROLE_SESSION_NAME).orElseThrow();
-        return Optional.of(StsAssumeRoleCredentialsProvider.builder()
+        return StsAssumeRoleCredentialsProvider.builder()
             .stsClient(sts.build())
             .refreshRequest(request -> request.roleArn(roleArn.get()).roleSessionName(sessionName))
-            .build());
+            .build();
     }
 
     /**

@@ -10,7 +10,7 @@ import sparkkpl.natives.NativeDaemon;
 /**
  * The KPL configuration one producer starts with, completed from a write's: the properties given
  * and the sink's defaults ({@link WriteConfig#producerConfiguration}), the daemon the sink placed,
- * the folder of the daemon's pipes and the credentials.
+ * the folder of the daemon's pipes, the credentials and the region.
  */
 public final class ProducerConfiguration {
     private final KinesisProducerConfiguration kpl;
@@ -48,8 +48,10 @@ public final class ProducerConfiguration {
             kpl.setTempDirectory(dir.toString());
             pipesSetBy = SinkOption.NATIVE_DIR.confKey();
         }
-        AwsCredentials.provider(config)
-            .ifPresent(provider -> kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(provider, config)));
+        kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config));
+        // Given no region, the daemon's own lookup asks the fixed metadata address, whatever
+        // AWS_EC2_METADATA_SERVICE_ENDPOINT says, and exits without one: the JVM looks it up instead.
+        kpl.setRegion(AwsRegion.of(kpl));
         // Read back before the pipes move into the producer's own folder (pipesIn).
         return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
     }

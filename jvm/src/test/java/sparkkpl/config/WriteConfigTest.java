@@ -10,6 +10,7 @@ import java.util.Map;
 import org.junit.Test;
 import software.amazon.awssdk.auth.credentials.AwsCredentials;
 import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
@@ -95,7 +96,7 @@ public class WriteConfigTest {
     public void staticKeysMakeAStaticProviderWithASessionToken() {
         WriteConfig config = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
             "awsSessionToken", "t0ken");
-        var provider = sparkkpl.config.AwsCredentials.provider(config).orElseThrow();
+        var provider = sparkkpl.config.AwsCredentials.provider(config);
         assertTrue(provider instanceof StaticCredentialsProvider);
         AwsCredentials credentials = provider.resolveCredentials();
         assertEquals("AKIDEXAMPLE", credentials.accessKeyId());
@@ -103,15 +104,15 @@ public class WriteConfigTest {
     }
 
     @Test
-    public void noCredentialOptionsLeaveTheKplDefaultChain() {
-        assertFalse(sparkkpl.config.AwsCredentials.provider(resolve()).isPresent());
+    public void noCredentialOptionsGiveTheJvmDefaultChain() {
+        assertTrue(sparkkpl.config.AwsCredentials.provider(resolve()) instanceof DefaultCredentialsProvider);
     }
 
     @Test
     public void aRoleArnAssumesTheRoleThroughSts() {
         WriteConfig config = resolve("awsRoleArn", "arn:aws:iam::123456789012:role/writer",
             "awsRoleSessionName", "nightly", "awsStsEndpoint", "https://127.0.0.1:1");
-        assertTrue(sparkkpl.config.AwsCredentials.provider(config).orElseThrow()
+        assertTrue(sparkkpl.config.AwsCredentials.provider(config)
             instanceof StsAssumeRoleCredentialsProvider);
     }
 
@@ -132,7 +133,7 @@ public class WriteConfigTest {
         String previous = System.getProperty("aws.sharedCredentialsFile");
         System.setProperty("aws.sharedCredentialsFile", file.toString());
         try {
-            assertTrue(sparkkpl.config.AwsCredentials.provider(resolve("awsProfile", "writer")).orElseThrow()
+            assertTrue(sparkkpl.config.AwsCredentials.provider(resolve("awsProfile", "writer"))
                 instanceof ProfileCredentialsProvider);
         } finally {
             if (previous == null) {
