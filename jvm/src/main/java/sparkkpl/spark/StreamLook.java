@@ -1,7 +1,6 @@
 package sparkkpl.spark;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +42,8 @@ final class StreamLook {
     /**
      * The write's stream as Kinesis describes it now (none when rows name every stream).
      *
-     * @throws IllegalArgumentException when no such stream exists
-     * @throws UncheckedIOException when Kinesis cannot be asked (saying which permission the sink needs)
+     * @throws IllegalArgumentException when no such stream exists, or Kinesis cannot be asked (saying
+     *     which permission the sink needs): the write is refused before any task
      */
     Map<String, StreamDescription> describe(WriteConfig config) {
         Optional<String> stream = config.get(SinkOption.STREAM_NAME);
@@ -70,8 +69,8 @@ final class StreamLook {
         }
     }
 
-    private static UncheckedIOException lookFailed(String stream, IOException cause) {
-        return new UncheckedIOException("Before writing, the sink describes stream '" + stream + "' (the "
+    private static IllegalArgumentException lookFailed(String stream, IOException cause) {
+        return new IllegalArgumentException("Before writing, the sink describes stream '" + stream + "' (the "
             + "kinesis:DescribeStreamSummary permission) to learn how Kinesis places its records and the largest "
             + "record it takes: " + cause.getMessage(), cause);
     }
