@@ -211,7 +211,8 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                  note="6 s outage mid-write, RecordTtl 3 s: attempts fail until it is over, then Spark's task retry"),
         Scenario("unknown stream", options={"RecordTtl": "3000"}, stream="no-such-stream",
                  expect="error: .*ResourceNotFoundException",
-                 note="RecordTtl 3 s; each of the 4 task attempts fails"),
+                 note="refused on the driver, before any task: its look at the stream (DescribeStreamSummary) "
+                      "finds none"),
         Scenario("shard split mid-write", during=lambda ep: split_first_shard(ep), trigger_after=quarter,
                  note="the stream's first shard split in two once 25% arrived"),
         Scenario("shard merge mid-write", during=lambda ep: merge_the_two_shards(ep), trigger_after=quarter,
