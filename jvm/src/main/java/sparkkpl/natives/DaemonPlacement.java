@@ -46,6 +46,7 @@ import org.slf4j.LoggerFactory;
  */
 final class DaemonPlacement {
 
+    private static final Logger LOG = LoggerFactory.getLogger(DaemonPlacement.class);
     static final String EXECUTABLE_NAME = "kinesis_producer";
     static final String LOCK_FILE_NAME = ".lock";
     static final String TEMP_PREFIX = EXECUTABLE_NAME + ".";
@@ -58,8 +59,6 @@ final class DaemonPlacement {
     /** Printed by the daemon when started without arguments (then it exits 1). */
     private static final String USAGE_BANNER = "Usage:";
     private static final int TEXT_FILE_BUSY_RETRIES = 5;
-
-    private static final Logger LOG = LoggerFactory.getLogger(DaemonPlacement.class);
 
     private DaemonPlacement() {}
 

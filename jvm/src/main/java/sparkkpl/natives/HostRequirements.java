@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -107,14 +109,24 @@ final class HostRequirements {
             lacking.add(missingInterpreter(daemon.interpreter()));
             return lacking; // without its loader, nothing else about the host matters
         }
+        Map<String, List<String>> glibcVersionsLacking = new LinkedHashMap<>();
         for (String library : daemon.needed()) {
             Optional<Path> found = find(library, daemon.machine());
             if (found.isEmpty()) {
                 lacking.add(missingLibrary(library));
                 continue;
             }
-            List<String> versions = daemon.versionsNeeded().getOrDefault(library, List.of());
-            missingVersions(library, found.get(), versions).ifPresent(lacking::add);
+            List<String> missing = versionsLacking(found.get(), daemon.versionsNeeded().getOrDefault(library, List.of()));
+            List<String> glibc = missing.stream().filter(HostRequirements::isGlibcVersion).toList();
+            if (!glibc.isEmpty()) {
+                glibcVersionsLacking.put(library, glibc);
+            }
+            if (glibc.size() < missing.size()) {
+                lacking.add(outdatedLibrary(library, found.get(), missing));
+            }
+        }
+        if (!glibcVersionsLacking.isEmpty()) {
+            lacking.add(glibcTooOld(glibcVersionsLacking, daemon.machine()));
         }
         return lacking;
     }
@@ -136,40 +148,50 @@ final class HostRequirements {
             + (provider == null ? "install the package that provides it" : provider.install());
     }
 
-    /** The versions {@code library} (found at {@code path}) does not define, e.g. GLIBC_2.25 on glibc 2.17. */
-    private Optional<String> missingVersions(String library, Path path, List<String> needed) {
+    private static String outdatedLibrary(String library, Path path, List<String> missing) {
+        Package provider = Package.providing(library);
+        return library + " on this host (" + path + ") lacks the symbol version(s) " + missing + " the daemon needs: "
+            + (provider == null ? "update the package that provides it" : "update it (" + provider.install() + ")");
+    }
+
+    /** One sentence for every glibc library short of a version: the glibc the daemon needs and the host's. */
+    private String glibcTooOld(Map<String, List<String>> lackingByLibrary, int machine) {
+        String needed = highestGlibc(lackingByLibrary.values().stream().flatMap(List::stream).toList()).orElseThrow();
+        String hostGlibc = find("libc.so.6", machine)
+            .map(libc -> highestGlibc(versionsDefined(libc)).map(v -> "glibc " + v + " (" + libc + ")")
+                .orElse("a glibc of unknown version (" + libc + ")"))
+            .orElse("no libc.so.6");
+        return "it needs glibc " + needed + " or newer (" + lackingByLibrary.entrySet().stream()
+            .map(e -> e.getKey() + " lacks " + e.getValue()).collect(Collectors.joining(", ")) + "), this host has "
+            + hostGlibc + ": use an image whose glibc is " + needed + " or newer";
+    }
+
+    /** Of the versions {@code needed} from the library at {@code path}, those it does not define. */
+    private static List<String> versionsLacking(Path path, List<String> needed) {
         if (needed.isEmpty()) {
-            return Optional.empty();
+            return List.of();
         }
-        List<String> defined;
+        List<String> defined = versionsDefined(path);
+        return defined.isEmpty() ? List.of() : needed.stream().filter(v -> !defined.contains(v)).toList();
+    }
+
+    /** Empty (logged) when the library's versions cannot be read, so that none counts as lacking. */
+    private static List<String> versionsDefined(Path library) {
         try {
-            defined = ElfDependencies.read(path).versionsDefined();
+            return ElfDependencies.read(library).versionsDefined();
         } catch (IOException | RuntimeException unreadable) {
-            LOG.warn("Could not read the symbol versions {} defines; not checking them", path, unreadable);
-            return Optional.empty();
+            LOG.warn("Could not read the symbol versions {} defines; not checking them", library, unreadable);
+            return List.of();
         }
-        List<String> missing = needed.stream().filter(v -> !defined.contains(v)).toList();
-        if (missing.isEmpty()) {
-            return Optional.empty();
-        }
-        String message = library + " on this host (" + path + ") lacks the symbol version(s) " + missing
-            + " the daemon needs";
-        Optional<String> neededGlibc = highestGlibc(missing);
-        if (neededGlibc.isPresent()) {
-            message += ": it needs glibc " + neededGlibc.get() + " or newer, this host has glibc "
-                + highestGlibc(defined).orElse("(unknown)") + "; use an image with a newer glibc "
-                + "(e.g. Amazon Linux 2023, Debian 11+, Ubuntu 20.04+, RHEL 8+)";
-        } else {
-            Package provider = Package.providing(library);
-            message += provider == null ? ": update the package that provides it"
-                : ": update it (" + provider.install() + ", a newer version)";
-        }
-        return Optional.of(message);
+    }
+
+    private static boolean isGlibcVersion(String version) {
+        return version.matches("GLIBC_\\d+(\\.\\d+)*");
     }
 
     /** {@code 2.25} for the highest of {@code GLIBC_2.3.4, GLIBC_2.25, ...}. */
     static Optional<String> highestGlibc(List<String> versions) {
-        return versions.stream().filter(v -> v.matches("GLIBC_\\d+(\\.\\d+)*"))
+        return versions.stream().filter(HostRequirements::isGlibcVersion)
             .map(v -> v.substring("GLIBC_".length()))
             .max(Comparator.comparing(HostRequirements::versionNumbers, Arrays::compare));
     }

@@ -86,8 +86,9 @@ public class DaemonStartChecksTest {
 
         String message = refusal(copy);
 
-        assertContains(message, "GLIBC_9.9.9");
-        assertContains(message, "it needs glibc 9.9.9 or newer, this host has glibc 2.");
+        assertContains(message, "it needs glibc 9.9.9 or newer (libpthread.so.0 lacks [GLIBC_9.9.9], libc.so.6 lacks "
+            + "[GLIBC_9.9.9]), this host has glibc 2.");
+        assertContains(message, "use an image whose glibc is 9.9.9 or newer");
     }
 
     @Test
