@@ -31,8 +31,6 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Puts the KPL daemon at {@code <dir>/<first 16 hex digits of its SHA-256>/kinesis_producer} and proves
@@ -46,7 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 final class DaemonPlacement {
 
-    private static final Logger LOG = LoggerFactory.getLogger(DaemonPlacement.class);
+    /** The JDK's logger, not slf4j: {@code PlaceDaemon} runs this with the jar alone on the classpath. */
+    private static final System.Logger LOG = System.getLogger(DaemonPlacement.class.getName());
     static final String EXECUTABLE_NAME = "kinesis_producer";
     static final String LOCK_FILE_NAME = ".lock";
     static final String TEMP_PREFIX = EXECUTABLE_NAME + ".";
@@ -269,7 +268,8 @@ final class DaemonPlacement {
         String failure = probe(executable);
         if (failure == null) {
             if (!lacking.isEmpty()) {
-                LOG.warn("{} runs although this host seemed to lack what it needs: {}", executable, lacking);
+                LOG.log(System.Logger.Level.WARNING, "{0} runs although this host seemed to lack what it needs: {1}",
+                    executable, lacking);
             }
             return;
         }

@@ -20,8 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Names what a Linux host lacks to start the KPL daemon, from the daemon's ELF headers: its
@@ -36,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * never causes one.
  */
 final class HostRequirements {
-    private static final Logger LOG = LoggerFactory.getLogger(HostRequirements.class);
+    /** The JDK's logger, not slf4j: {@code PlaceDaemon} runs this with the jar alone on the classpath. */
+    private static final System.Logger LOG = System.getLogger(HostRequirements.class.getName());
     private static final Pattern LDCONFIG_ENTRY = Pattern.compile("^\\s*(\\S+) \\(([^)]*)\\) => (\\S+)$");
     private static final long LDCONFIG_TIMEOUT_SECONDS = 10;
     private static final String USE_GLIBC_IMAGE = "use a glibc-based image (Debian, Ubuntu, Amazon Linux, RHEL)";
@@ -87,8 +86,8 @@ final class HostRequirements {
             ElfDependencies daemon = ElfDependencies.read(executable);
             return onThisHost().lacking(daemon);
         } catch (IOException | RuntimeException unreadable) {
-            LOG.warn("Could not check what {} needs to run on this host; starting it unchecked", executable,
-                unreadable);
+            LOG.log(System.Logger.Level.WARNING, "Could not check what " + executable
+                + " needs to run on this host; starting it unchecked", unreadable);
             return List.of();
         }
     }
@@ -180,7 +179,8 @@ final class HostRequirements {
         try {
             return ElfDependencies.read(library).versionsDefined();
         } catch (IOException | RuntimeException unreadable) {
-            LOG.warn("Could not read the symbol versions {} defines; not checking them", library, unreadable);
+            LOG.log(System.Logger.Level.WARNING, "Could not read the symbol versions " + library
+                + " defines; not checking them", unreadable);
             return List.of();
         }
     }
@@ -246,13 +246,14 @@ final class HostRequirements {
                 }
                 process.destroyForcibly();
             } catch (IOException e) {
-                LOG.debug("{} -p failed", ldconfig, e);
+                LOG.log(System.Logger.Level.DEBUG, ldconfig + " -p failed", e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
             }
         }
-        LOG.info("No ldconfig cache to read; looking for the KPL daemon's libraries in the standard folders only");
+        LOG.log(System.Logger.Level.DEBUG,
+            "No ldconfig cache to read; looking for the KPL daemon's libraries in the standard folders only");
         return Map.of();
     }
 

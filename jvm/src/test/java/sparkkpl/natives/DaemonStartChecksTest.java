@@ -93,30 +93,21 @@ public class DaemonStartChecksTest {
 
     @Test
     public void aMissingLibuuidNamesItsPackages() throws IOException {
-        Path root = TMP.newFolder("no-libuuid").toPath();
-        Files.createDirectories(root.resolve("lib64"));
-        Files.createFile(root.resolve("lib64/ld-linux-x86-64.so.2"));
         ElfDependencies needs = new ElfDependencies(ElfDependencies.EM_X86_64, "/lib64/ld-linux-x86-64.so.2",
             List.of("libuuid.so.1"), Map.of(), List.of());
 
-        List<String> lacking = new HostRequirements(root, List.of(), Map.of()).lacking(needs);
+        String lacking = onlyLack(hostWith("lib64/ld-linux-x86-64.so.2"), needs);
 
-        assertEquals(1, lacking.size());
-        assertContains(lacking.get(0), "libuuid.so.1");
-        assertContains(lacking.get(0), "install libuuid1 (Debian/Ubuntu) or libuuid (RHEL/Amazon Linux)");
+        assertContains(lacking, "libuuid.so.1");
+        assertContains(lacking, "install libuuid1 (Debian/Ubuntu) or libuuid (RHEL/Amazon Linux)");
     }
 
     @Test
     public void aMuslHostIsNamedAsSuch() throws IOException {
-        Path root = TMP.newFolder("alpine").toPath();
-        Files.createDirectories(root.resolve("lib"));
-        Files.createFile(root.resolve("lib/ld-musl-x86_64.so.1"));
+        String lacking = onlyLack(hostWith("lib/ld-musl-x86_64.so.1"), ElfDependencies.read(daemon));
 
-        List<String> lacking = new HostRequirements(root, List.of(), Map.of()).lacking(ElfDependencies.read(daemon));
-
-        assertEquals(1, lacking.size());
-        assertContains(lacking.get(0), "musl");
-        assertContains(lacking.get(0), "Alpine is not supported; use a glibc-based image");
+        assertContains(lacking, "musl");
+        assertContains(lacking, "Alpine is not supported; use a glibc-based image");
     }
 
     @Test
@@ -144,6 +135,20 @@ public class DaemonStartChecksTest {
 
         assertEquals(List.of(Paths.get("/lib/x86_64-linux-gnu/libuuid.so.1")), cache.get("libuuid.so.1"));
         assertEquals(List.of(Paths.get("/lib/x86_64-linux-gnu/libc.so.6")), cache.get("libc.so.6"));
+    }
+
+    /** A host root holding only {@code file} (empty), with no ldconfig cache and no LD_LIBRARY_PATH. */
+    private static HostRequirements hostWith(String file) throws IOException {
+        Path root = TMP.newFolder().toPath();
+        Files.createDirectories(root.resolve(file).getParent());
+        Files.createFile(root.resolve(file));
+        return new HostRequirements(root, List.of(), Map.of());
+    }
+
+    private static String onlyLack(HostRequirements host, ElfDependencies needs) {
+        List<String> lacking = host.lacking(needs);
+        assertEquals(lacking.toString(), 1, lacking.size());
+        return lacking.get(0);
     }
 
     /** The daemon as a user who gives it as NativeExecutable would see it refused. */
