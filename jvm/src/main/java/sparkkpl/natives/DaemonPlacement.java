@@ -257,8 +257,8 @@ final class DaemonPlacement {
     /**
      * Proves the daemon runs here by starting it without arguments: it prints its usage and exits.
      * When it does not, what the host lacks is named from the daemon's ELF headers (its loader, its
-     * libraries, the glibc version), rather than left to the KPL, which restarts a daemon that cannot
-     * start again and again and finally reports "The child process has been shutdown". A lack found in
+     * libraries, the glibc version), rather than left to the KPL, which fails the records with "The
+     * child process has been shutdown" and restarts the daemon every second or so. A lack found in
      * the headers of a daemon that runs all the same is logged, never fatal.
      *
      * @throws DaemonCannotRun when the daemon does not run and its headers say why

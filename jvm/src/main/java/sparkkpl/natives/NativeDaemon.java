@@ -87,16 +87,30 @@ public final class NativeDaemon {
                 + executable + "): its folder " + reason(e) + "; whoever can write there can replace the binary. "
                 + "Use a folder of your own that no other user can write.", e);
         }
-        try {
-            DaemonPlacement.Placed given = DaemonPlacement.Placed.of(executable);
-            if (!GIVEN_AND_RUNS.contains(given)) {
-                DaemonPlacement.checkRuns(executable);
-                GIVEN_AND_RUNS.add(given);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("The KPL daemon given as " + executableSetBy + " cannot start: "
-                + reason(e), e);
+        if (!GIVEN_AND_RUNS.contains(givenAsItIs(executable, executableSetBy))) {
+            // Off the task's thread, as placing: an interrupt must not pass for the daemon failing.
+            OffTaskThread.call(PLACER, () -> {
+                DaemonPlacement.Placed given = givenAsItIs(executable, executableSetBy);
+                try {
+                    DaemonPlacement.checkRuns(executable);
+                } catch (IOException e) {
+                    throw cannotStart(executableSetBy, e);
+                }
+                return GIVEN_AND_RUNS.add(given);
+            });
         }
+    }
+
+    private static DaemonPlacement.Placed givenAsItIs(Path executable, String executableSetBy) {
+        try {
+            return DaemonPlacement.Placed.of(executable);
+        } catch (IOException e) {
+            throw cannotStart(executableSetBy, e);
+        }
+    }
+
+    private static UncheckedIOException cannotStart(String executableSetBy, IOException e) {
+        return new UncheckedIOException("The KPL daemon given as " + executableSetBy + " cannot start: " + reason(e), e);
     }
 
     /**
