@@ -16,6 +16,8 @@ command -v gradle >/dev/null || missing+=(gradle)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+# Tests only: rewrites copies of the KPL daemon whose loader or library cannot be found.
+command -v patchelf >/dev/null || missing+=(patchelf)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install: apt packages ${missing[*]}"
   as_root apt-get update -qq

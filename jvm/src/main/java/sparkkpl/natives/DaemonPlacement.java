@@ -44,6 +44,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class DaemonPlacement {
 
+    /** The JDK's logger, not slf4j: {@code PlaceDaemon} runs this with the jar alone on the classpath. */
+    private static final System.Logger LOG = System.getLogger(DaemonPlacement.class.getName());
     static final String EXECUTABLE_NAME = "kinesis_producer";
     static final String LOCK_FILE_NAME = ".lock";
     static final String TEMP_PREFIX = EXECUTABLE_NAME + ".";
@@ -253,11 +255,39 @@ final class DaemonPlacement {
     }
 
     /**
-     * Starts the daemon without arguments: it prints its usage and exits. A launch refused with
-     * EACCES means a noexec mount; a missing banner means the binary does not run on this host.
+     * Proves the daemon runs here by starting it without arguments: it prints its usage and exits.
+     * When it does not, what the host lacks is named from the daemon's ELF headers (its loader, its
+     * libraries, the glibc version), rather than left to the KPL, which fails the records with "The
+     * child process has been shutdown" and restarts the daemon every second or so. A lack found in
+     * the headers of a daemon that runs all the same is logged, never fatal.
+     *
+     * @throws DaemonCannotRun when the daemon does not run and its headers say why
      */
-    private static void checkRuns(Path executable) throws IOException {
-        Process process = start(new ProcessBuilder(executable.toString()).redirectErrorStream(true));
+    static void checkRuns(Path executable) throws IOException {
+        List<String> lacking = HostRequirements.lacking(executable);
+        String failure = probe(executable);
+        if (failure == null) {
+            if (!lacking.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "{0} runs although this host seemed to lack what it needs: {1}",
+                    executable, lacking);
+            }
+            return;
+        }
+        if (!lacking.isEmpty()) {
+            throw new DaemonCannotRun(executable + " cannot run on this host: " + String.join("; ", lacking)
+                + " (started without arguments: " + failure + ")");
+        }
+        throw new IOException(executable + " does not run on this host: " + failure);
+    }
+
+    /** Why the daemon, started without arguments, did not print its usage; null when it did. */
+    private static String probe(Path executable) throws IOException {
+        Process process;
+        try {
+            process = start(new ProcessBuilder(executable.toString()).redirectErrorStream(true));
+        } catch (NotStarted e) {
+            return e.getMessage();
+        }
         process.getOutputStream().close();
         try {
             if (!process.waitFor(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -271,9 +301,20 @@ final class DaemonPlacement {
             throw new InterruptedIOException("interrupted while test-starting " + executable);
         }
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!output.contains(USAGE_BANNER)) {
-            throw new IOException(executable + " does not run on this host (exit " + process.exitValue()
-                    + "): " + output.strip());
+        return output.contains(USAGE_BANNER) ? null : "exit " + process.exitValue() + ", " + output.strip();
+    }
+
+    /** The daemon has a reason of its own not to run on this host, which the message names. */
+    static final class DaemonCannotRun extends IOException {
+        DaemonCannotRun(String message) {
+            super(message);
+        }
+    }
+
+    /** A launch the OS refused for a reason other than a noexec mount (ENOENT: its loader is missing). */
+    private static final class NotStarted extends IOException {
+        NotStarted(IOException cause) {
+            super(cause.getMessage(), cause);
         }
     }
 
@@ -287,8 +328,11 @@ final class DaemonPlacement {
                     LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
                     continue;
                 }
-                throw new IOException(builder.command().get(0)
-                        + " cannot be executed (is its file system mounted noexec?): " + e.getMessage(), e);
+                if (String.valueOf(e.getMessage()).contains("error=13,")) {
+                    throw new IOException(builder.command().get(0)
+                            + " cannot be executed (is its file system mounted noexec?): " + e.getMessage(), e);
+                }
+                throw new NotStarted(e);
             }
         }
     }

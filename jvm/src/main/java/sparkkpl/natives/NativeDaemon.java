@@ -8,6 +8,7 @@ import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 
@@ -37,6 +38,8 @@ public final class NativeDaemon {
      */
     private static final ExecutorService PLACER = OffTaskThread.newWorker("spark-kpl-native-daemon");
     private static final Map<Path, DaemonPlacement.Placed> PLACED = new ConcurrentHashMap<>();
+    /** Daemons given as NativeExecutable that ran here, as they were then (same inode, size, change time). */
+    private static final Set<DaemonPlacement.Placed> GIVEN_AND_RUNS = ConcurrentHashMap.newKeySet();
     /** Hashed once per JVM; touched by the PLACER thread only. */
     private static DaemonPlacement.Bundled bundled;
 
@@ -68,12 +71,12 @@ public final class NativeDaemon {
     }
 
     /**
-     * Checks the folder of a daemon the user gave as {@code NativeExecutable}: whoever can write it
-     * can swap the binary, and the KPL writes its CA certificates there. It is the user's folder, so
-     * it is checked, never changed.
+     * Checks a daemon the user gave as {@code NativeExecutable}: its folder, which whoever can write
+     * can swap the binary in and where the KPL writes its CA certificates (the user's folder, so it
+     * is checked, never changed); and, once per JVM for each file, that it runs on this host.
      *
      * @param executableSetBy the setting that gave {@code executable}
-     * @throws UncheckedIOException naming the folder and {@code executableSetBy}
+     * @throws UncheckedIOException naming the folder or what the host lacks, and {@code executableSetBy}
      */
     public static void checkGivenExecutable(Path executable, String executableSetBy) {
         Path folder = executable.toAbsolutePath().getParent();
@@ -84,13 +87,44 @@ public final class NativeDaemon {
                 + executable + "): its folder " + reason(e) + "; whoever can write there can replace the binary. "
                 + "Use a folder of your own that no other user can write.", e);
         }
+        if (!GIVEN_AND_RUNS.contains(givenAsItIs(executable, executableSetBy))) {
+            // Off the task's thread, as placing: an interrupt must not pass for the daemon failing.
+            OffTaskThread.call(PLACER, () -> {
+                DaemonPlacement.Placed given = givenAsItIs(executable, executableSetBy);
+                try {
+                    DaemonPlacement.checkRuns(executable);
+                } catch (IOException e) {
+                    throw cannotStart(executableSetBy, e);
+                }
+                return GIVEN_AND_RUNS.add(given);
+            });
+        }
     }
 
-    /** The KPL's name for a platform ({@code os.name}, {@code os.arch}), as in its extractBinaries. */
+    private static DaemonPlacement.Placed givenAsItIs(Path executable, String executableSetBy) {
+        try {
+            return DaemonPlacement.Placed.of(executable);
+        } catch (IOException e) {
+            throw cannotStart(executableSetBy, e);
+        }
+    }
+
+    private static UncheckedIOException cannotStart(String executableSetBy, IOException e) {
+        return new UncheckedIOException("The KPL daemon given as " + executableSetBy + " cannot start: " + reason(e), e);
+    }
+
+    /**
+     * The KPL's name for a platform ({@code os.name}, {@code os.arch}), as in its extractBinaries; the
+     * other names a JVM gives the same architectures ({@code x86_64}, {@code arm64}) choose it too.
+     */
     static String platform(String osName, String osArch) {
         String name;
         if (osName.startsWith("Linux")) {
-            name = "linux-" + (osArch.equals("amd64") ? "x86_64" : osArch);
+            name = "linux-" + switch (osArch) {
+                case "amd64", "x86_64" -> "x86_64";
+                case "aarch64", "arm64" -> "aarch64";
+                default -> osArch;
+            };
         } else if (osName.startsWith("Mac OS X")) {
             name = "osx";
         } else {
@@ -117,6 +151,8 @@ public final class NativeDaemon {
             DaemonPlacement.Placed placed = DaemonPlacement.place(dir, bundled());
             PLACED.put(dir, placed);
             return placed;
+        } catch (DaemonPlacement.DaemonCannotRun e) {
+            throw new UncheckedIOException("The KPL native daemon cannot start: " + e.getMessage(), e);
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot install the KPL native daemon in " + dir + ": "
                     + reason(e) + ". Set " + dirSetBy + " to a folder of your own"

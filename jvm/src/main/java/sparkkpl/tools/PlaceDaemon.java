@@ -13,7 +13,9 @@ import sparkkpl.natives.NativeDaemon;
  * exactly as they would look for it. Without {@code <dir>}, in {@link NativeDaemon#defaultDir()}.
  *
  * <p>Exit status {@value #PLACED} with the path on stdout; {@value #REFUSED} with the reason on stderr,
- * naming the folder and the config key that moves it (the executors' {@code <dir>}); {@value #WRONG_ARGUMENTS} with the usage.
+ * naming the folder and the config key that moves it (the executors' {@code <dir>}), or what the node
+ * lacks to run the daemon (its glibc loader, a library, the glibc version); {@value #WRONG_ARGUMENTS}
+ * with the usage.
  */
 public final class PlaceDaemon {
 

@@ -45,7 +45,7 @@ public class ProducerConfigurationTest {
 
     @Test
     public void aDaemonTheUserGaveIsCheckedNotPlaced() throws Exception {
-        Path daemon = tmp.newFolder("own").toPath().resolve("kinesis_producer");
+        Path daemon = ProducerConfiguration.placeDaemon(tmp.newFolder("own").toPath());
 
         ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.resolve(
             "NativeExecutable", daemon.toString(), "TempDirectory", tmp.newFolder("pipes").toString()));

@@ -257,7 +257,9 @@ public class NativeDaemonTest {
     @Test
     public void platformsAreNamedAsTheKplNamesThem() {
         assertEquals("linux-x86_64", NativeDaemon.platform("Linux", "amd64"));
+        assertEquals("linux-x86_64", NativeDaemon.platform("Linux", "x86_64"));
         assertEquals("linux-aarch64", NativeDaemon.platform("Linux", "aarch64"));
+        assertEquals("linux-aarch64", NativeDaemon.platform("Linux", "arm64"));
         assertEquals("osx", NativeDaemon.platform("Mac OS X", "aarch64"));
         assertEquals("osx", NativeDaemon.platform("Mac OS X", "x86_64"));
         IllegalStateException windows = assertThrows(IllegalStateException.class,
