@@ -58,14 +58,20 @@ public final class StreamApi implements AutoCloseable {
      * second per account, shared with every other caller: a refusal is waited out, with jitter so that
      * the executors refused together do not come back together.
      */
-    private static final int ATTEMPTS = 8;
     private static final long FIRST_BACKOFF_MS = 100;
     private static final long MAX_BACKOFF_MS = 5_000;
+    private static final long MAX_RETRY_MS = 300_000;
 
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
     private final String region;
     private final URI endpoint;
+    /**
+     * How long a call is retried through throttling, server errors and broken connections: the
+     * KPL's RecordTtl, as long as the KPL itself retries a record (an endpoint down when a write
+     * starts fails neither), capped so that a huge TTL cannot hold a listing for ever.
+     */
+    private final long retryForNanos;
 
     public StreamApi(WriteConfig config) {
         KinesisProducerConfiguration kpl = config.kplConfiguration();
@@ -74,6 +80,7 @@ public final class StreamApi implements AutoCloseable {
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
             : kpl.getKinesisEndpoint();
         this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
+        this.retryForNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(kpl.getRecordTtl(), MAX_RETRY_MS));
         this.credentials = AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config);
         ApacheHttpClient.Builder client = ApacheHttpClient.builder()
             .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
@@ -164,10 +171,15 @@ public final class StreamApi implements AutoCloseable {
      */
     private JsonNode call(String operation, String stream, byte[] body) throws IOException {
         IOException last = null;
-        for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        long deadline = System.nanoTime() + retryForNanos;
+        for (int attempt = 1; ; attempt++) {
             if (attempt > 1) {
-                long ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << (attempt - 2));
-                sleep(ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1));
+                long ceiling = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS << Math.min(attempt - 2, 16));
+                long pauseMs = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) - deadline > 0) {
+                    break;
+                }
+                sleep(pauseMs);
             }
             HttpExecuteResponse response;
             byte[] answer;
