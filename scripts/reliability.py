@@ -259,6 +259,14 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                       "the endpoint paused 0.5 s to count it); RecordTtl 3 s"),
         Scenario("endpoint down when the write starts, then back", during=lambda ep: ep.outage(8),
                  note="every connection and call reset for the write's first 8 s, then served; RecordTtl 30 s"),
+        Scenario("per-shard quotas held through the write, at the defaults", Faults.kinesis_limits(0.01),
+                 {"AggregationMaxSize": "4096"},
+                 note="Kinesis's per-shard limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB "
+                      "aggregates, so the write offers about twice what the stream takes for its whole length; "
+                      "RecordTtl 30 s, the queue caps and their budget at their defaults"),
+        Scenario("per-shard quotas held through a streaming query, at the defaults", Faults.kinesis_limits(0.01),
+                 {"AggregationMaxSize": "4096"}, streaming=True,
+                 note="as above, through a streaming query of 4 micro-batches: no batch may fail"),
         Scenario("per-shard quotas held longer than RecordTtl, failOnError=false",
                  Faults.kinesis_limits(0.01), {"failOnError": "false", "RecordTtl": "2000",
                                                "AggregationMaxSize": "4096"},
