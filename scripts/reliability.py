@@ -290,7 +290,7 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                  options={"awsAccessKeyId": "AKIDUNKNOWN", "awsSecretAccessKey": "unknown", "RecordTtl": "3000"},
                  expect="error: .*UnrecognizedClientException",
                  note="static keys the endpoint does not know (it checks each request's SigV4 signature, as Kinesis "
-                      "does); RecordTtl 3 s; each of the 4 task attempts fails"),
+                      "does): refused on the driver, whose look at the stream is signed with them"),
     ]
 
 
