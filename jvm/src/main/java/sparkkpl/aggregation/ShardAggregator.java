@@ -297,7 +297,7 @@ public final class ShardAggregator implements RecordGrouping {
         boolean gone = streamWentMissing;
         ShardMap map = gone ? null : maps.get(stream);
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
-            pause(CHILD_LISTING_PAUSES_MS[i]);
+            StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
             try {
                 map = gone ? ShardMaps.listedAfter(config, stream, null, map) : reload(stream, map);
             } catch (StreamApi.StreamCallFailed e) {
@@ -331,17 +331,5 @@ public final class ShardAggregator implements RecordGrouping {
             stale.retire();
         }
         unlisted.add(stream);
-    }
-
-    private static void pause(long ms) throws IOException {
-        if (ms == 0) {
-            return;
-        }
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while listing shards again", e);
-        }
     }
 }

@@ -179,7 +179,7 @@ public final class StreamApi implements AutoCloseable {
                 if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs) - deadline > 0) {
                     break;
                 }
-                sleep(pauseMs);
+                pause(pauseMs, "calling Kinesis");
             }
             HttpExecuteResponse response;
             byte[] answer;
@@ -258,12 +258,13 @@ public final class StreamApi implements AutoCloseable {
         }
     }
 
-    private static void sleep(long ms) throws IOException {
+    /** Sleeps, an interrupt kept and turned into an IOException saying what was waited for. */
+    static void pause(long ms, String doing) throws IOException {
         try {
             TimeUnit.MILLISECONDS.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while calling Kinesis", e);
+            throw new IOException("interrupted while " + doing, e);
         }
     }
 
