@@ -226,9 +226,12 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
         Scenario("stream created again between writes", before=write_then_create_again,
                  note="a write of 1,000 rows in the same session, then the stream deleted and created again under "
                       "its name with 4 shards (shard ids start over, with other hash ranges)"),
-        Scenario("stream created again during a write", during=StreamRecreation(), trigger_after=quarter,
-                 note="the stream deleted once 25% arrived (out: what it held then, and the new stream's), created "
-                      "again 1 s later under its name with 4 shards; RecordTtl 30 s"),
+        Scenario("stream created again during a streaming query", during=StreamRecreation(),
+                 trigger_after=quarter + count // 8, streaming=True, expect=r"success after [1-9]\d* restart",
+                 note="the stream deleted mid micro-batch 1 of 4 (out: what it held then, and the new stream's), "
+                      "created again 1 s later under its name with 4 shards; RecordTtl 30 s. The micro-batch fails "
+                      "at its commit (StreamRecreated: a KCL consumer may miss aggregates built for the old "
+                      "stream's shards), and the query, restarted from its checkpoint, sends it again"),
         Scenario("stream switched to AUTO between writes", before=write_then_switch_to_auto, on_demand=True,
                  note="an on-demand stream: a write of 1,000 rows (aggregated), then its record distribution "
                       "strategy switched to AUTO (Kinesis places records itself, ignoring keys)"),

@@ -12,12 +12,12 @@ import os
 from typing import Any, Protocol, TypeVar
 
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
-from spark_kpl.errors import ProducerFailed, RecordsNotDelivered, SparkKplError, WriteRefused
+from spark_kpl.errors import ProducerFailed, RecordsNotDelivered, SparkKplError, StreamRecreated, WriteRefused
 from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
-__all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SparkKplError", "WriteRefused", "WriteResult",
-           "__version__", "configure", "jar_path", "producer_settings", "producer_stats", "write", "write_rdd",
-           "write_settings"]
+__all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SparkKplError", "StreamRecreated", "WriteRefused",
+           "WriteResult", "__version__", "configure", "jar_path", "producer_settings", "producer_stats", "write",
+           "write_rdd", "write_settings"]
 
 Builder = TypeVar("Builder", bound="_SessionBuilder")
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, Dict, Optional
 
-__all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "WriteRefused"]
+__all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "StreamRecreated", "WriteRefused"]
 
 _TAG = re.compile(r"\[spark-kpl (\w+) ")
 #: Where PySpark's message of a JVM error ends and the stack trace it may append begins.
@@ -83,7 +83,27 @@ class ProducerFailed(SparkKplError):
         return cls(fields["recordsInDoubt"], fields["recordsAdded"])
 
 
-_TAGGED = {"RecordsNotDelivered": RecordsNotDelivered._from_tag, "ProducerFailed": ProducerFailed._from_tag}
+class StreamRecreated(SparkKplError):
+    """``stream`` was deleted and created again under its name while the write ran. Kinesis reported
+    every record as written, but aggregates built for the old stream's shards may sit in the new
+    stream's shards of the same id, where a KCL consumer drops the records outside the shard's range.
+    Run the write again: under the same ``writeName`` its records keep their ids, so a consumer can
+    drop the duplicates (:mod:`spark_kpl.dedup`); a streaming query runs the micro-batch again when
+    restarted from its checkpoint.
+    """
+
+    def __init__(self, stream: str):
+        self.stream = stream
+        super().__init__(f"Stream '{stream}' was deleted and created again while the write ran: aggregated records "
+                         "may be invisible to KCL consumers; run the write again (see StreamRecreated)")
+
+    @classmethod
+    def _from_tag(cls, fields: Dict[str, Any]) -> "StreamRecreated":
+        return cls(fields["stream"])
+
+
+_TAGGED = {"RecordsNotDelivered": RecordsNotDelivered._from_tag, "ProducerFailed": ProducerFailed._from_tag,
+           "StreamRecreated": StreamRecreated._from_tag}
 
 
 def _first_tag(text: str) -> Optional[SparkKplError]:

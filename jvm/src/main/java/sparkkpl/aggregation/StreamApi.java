@@ -110,7 +110,7 @@ public final class StreamApi implements AutoCloseable {
         List<ShardMap.Shard> shards = new ArrayList<>();
         String nextToken = null;
         do {
-            JsonNode page = call("ListShards", stream, pageRequest(stream, created, nextToken));
+            JsonNode page = call("ListShards", stream, pageRequest(stream, created, nextToken, PAGE_SIZE));
             for (JsonNode shard : page.field("Shards").map(JsonNode::asArray).orElse(List.of())) {
                 Map<String, JsonNode> range = shard.field("HashKeyRange").orElseThrow().asObject();
                 shards.add(new ShardMap.Shard(shard.field("ShardId").orElseThrow().text(),
@@ -122,6 +122,24 @@ public final class StreamApi implements AutoCloseable {
             return new ShardMap(shards, created, listedAt);
         } catch (IllegalArgumentException e) {
             throw new IOException("ListShards of stream '" + stream + "' at " + endpoint + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Whether the stream created at {@code created} still has the name, rather than none or another
+     * incarnation: one ListShards page of one shard, which names the incarnation.
+     *
+     * @throws IOException naming the stream and Kinesis's error, once retries are spent
+     */
+    public boolean stillExists(String stream, String created) throws IOException {
+        try {
+            call("ListShards", stream, pageRequest(stream, created, null, 1));
+            return true;
+        } catch (StreamCallFailed e) {
+            if (e.notFound()) {
+                return false;
+            }
+            throw e;
         }
     }
 
@@ -147,7 +165,7 @@ public final class StreamApi implements AutoCloseable {
         return object.field(name).filter(node -> !node.isNull());
     }
 
-    private static byte[] pageRequest(String stream, String created, String nextToken) {
+    private static byte[] pageRequest(String stream, String created, String nextToken, int pageSize) {
         JsonWriter json = JsonWriter.create();
         json.writeStartObject();
         if (nextToken == null) {
@@ -160,7 +178,7 @@ public final class StreamApi implements AutoCloseable {
         } else {
             json.writeFieldName("NextToken").writeValue(nextToken);
         }
-        json.writeFieldName("MaxResults").writeValue(PAGE_SIZE);
+        json.writeFieldName("MaxResults").writeValue(pageSize);
         json.writeEndObject();
         return json.getBytes();
     }

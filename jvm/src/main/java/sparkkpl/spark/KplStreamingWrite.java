@@ -26,6 +26,8 @@ final class KplStreamingWrite implements StreamingWrite {
     private final WritePlan plan;
     private final CommittedBatches committed;
     private final StreamLook look = StreamLook.perMicroBatch();
+    /** The plan of the micro-batch being written: its tasks' streams are checked at its commit. */
+    private WritePlan current;
     /** How log lines name the query: by the name writeStream gave it, if any. */
     private final String query;
 
@@ -42,7 +44,8 @@ final class KplStreamingWrite implements StreamingWrite {
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         try {
-            return new Factory(plan.described(look), committed.last());
+            current = plan.described(look);
+            return new Factory(current, committed.last());
         } catch (IOException e) {
             throw new UncheckedIOException("Reading the kpl sink's committed batches in " + committed.directory(), e);
         }
@@ -56,6 +59,7 @@ final class KplStreamingWrite implements StreamingWrite {
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
+        StreamLook.confirmUnchanged(current.config(), current.streams());
         try {
             if (batchId > committed.last()) {
                 committed.commit(batchId);

@@ -105,6 +105,7 @@ final class KplWrite implements Write {
         /** Every task has committed, so every record they added was acknowledged by Kinesis. */
         @Override
         public void commit(WriterCommitMessage[] messages) {
+            StreamLook.confirmUnchanged(plan.config(), plan.streams());
             WriteSummary total = WriteSummary.sum(messages);
             LOG.info("Kinesis write committed: {}", total.toMap());
             plan.config().get(SinkOption.WRITE_ID).ifPresent(id -> WriteResults.publish(id, total));
