@@ -81,6 +81,8 @@ class Scenario:
     cluster: bool = False
     #: Every 100th row carries OVERSIZED_BYTES of data.
     oversized_rows: bool = False
+    #: The data of each (other) row, in bytes: its first 100 name it.
+    row_bytes: int = 100
     #: A streaming query whose driver is killed after the sink committed a micro-batch and before Spark
     #: logged it, then restarted from its checkpoint.
     driver_killed: bool = False
@@ -289,6 +291,11 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
         Scenario("records over the maximum record size, failOnError=false", options={"failOnError": "false"},
                  oversized_rows=True,
                  note=f"every 100th row has {OVERSIZED_BYTES} bytes of data; failOnError=false, deadLetterPath set"),
+        Scenario("aggregates at the record size limit", options={"AggregationMaxSize": str((1 << 20) - 1)},
+                 row_bytes=20_000,
+                 note="rows of 20,000 bytes and AggregationMaxSize=1048575, the most the sink takes (1048576 is "
+                      "refused: Kinesis's 1 MiB counts the aggregate's partition key 'a' with its data), so "
+                      "aggregates fill up to the limit"),
         Scenario("credentials rejected by Kinesis",
                  options={"awsAccessKeyId": "AKIDUNKNOWN", "awsSecretAccessKey": "unknown", "RecordTtl": "3000"},
                  expect="error: .*UnrecognizedClientException",
@@ -313,7 +320,7 @@ def merge_the_two_shards(endpoint: KinesisEndpoint) -> None:
     endpoint.merge_shards(stream, low, high)
 
 
-def rows(spark, count: int, oversized: bool = False):
+def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100):
     from pyspark.sql import functions as F
 
     # Each row sleeps ROW_SLEEP_MS in the task (Thread.sleep by reflection; '' appended), so a write lasts
@@ -321,7 +328,7 @@ def rows(spark, count: int, oversized: bool = False):
     pause = F.coalesce(F.expr(f"reflect('java.lang.Thread', 'sleep', cast({ROW_SLEEP_MS} + id % 1 as bigint))"),
                        F.lit(""))
     # An oversized row is its normal row padded on: its first 100 bytes still name it.
-    length = f"IF(id % 100 = 99, {OVERSIZED_BYTES}, 100)" if oversized else "100"
+    length = f"IF(id % 100 = 99, {OVERSIZED_BYTES}, {row_bytes})" if oversized else str(row_bytes)
     return spark.range(count, numPartitions=PARTITIONS).select(
         F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data"),
         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
@@ -419,7 +426,7 @@ def summarize_error(error: BaseException) -> str:
 def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, options: Dict[str, str], count: int,
           groups: List[str]) -> Tuple[str, Optional[int]]:
     """Runs the scenario's write; returns its outcome and the records it reported written (batch only)."""
-    data = rows(spark, count, scenario.oversized_rows)
+    data = rows(spark, count, scenario.oversized_rows, scenario.row_bytes)
     if scenario.driver_killed:
         return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
     if scenario.streaming:
