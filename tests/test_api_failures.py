@@ -43,6 +43,14 @@ def test_a_record_kinesis_fails_fails_the_task_naming_stream_key_and_error(spark
     assert "of Spark partition 0" in message
 
 
+def test_a_write_with_no_stream_is_refused_on_the_driver(spark, kinesis):
+    """No streamName option, config key or column: refused before any task, not row by row in them."""
+    rows = spark.range(3).select(F.format_string("row-%d", "id").alias("data"))
+    with pytest.raises(IllegalArgumentException, match="The kpl sink has no stream to write to: set the option "
+                                                       "'streamName' .*spark.kpl.streamName.*column 'streamName'"):
+        rows.write.format("kpl").options(**kinesis.kpl_options()).mode("append").save()
+
+
 def test_spark_kpl_write_raises_records_not_delivered_with_the_first_failed_record(spark, kinesis, stream):
     with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
         spark_kpl.write(rows_partly_to_a_missing_stream(spark, stream), None, partition_key="partitionKey",

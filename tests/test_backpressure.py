@@ -7,10 +7,16 @@ import functools
 import threading
 import time
 
+import pytest
+
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.processes import driver_jvm_pid, live_children
+
+#: The queue caps between the sink and the KPL: no Spark line changes them, so scripts/test.sh
+#: runs it on the 4.1 line only.
+pytestmark = pytest.mark.one_spark_line
 
 #: No aggregation and a low RateLimit on one shard: the KPL can send only ~100 records/s, so records
 #: pile up deterministically behind it.

@@ -18,6 +18,10 @@ from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.polling import wait_for
 
+#: The project's Kinesis endpoint, a test double: no Spark line changes it, so scripts/test.sh runs
+#: it on the 4.1 line only.
+pytestmark = pytest.mark.one_spark_line
+
 
 def delivery(endpoint, stream, count):
     return compare(numbered_expected(count), ((r.data, r.partition_key) for r in endpoint.records(stream)))

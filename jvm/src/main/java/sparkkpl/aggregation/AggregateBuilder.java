@@ -19,9 +19,9 @@ import java.util.Map;
  * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key ({@link #PARTITION_KEY})
  * not included: Kinesis counts it, so the limit the caller gives leaves room for it.
  * Records are added until the next would go over the limit; the first record is always taken, so a
- * record too large for any aggregate ends up alone, and {@link #isSingle} tells the caller to send it
- * as it is. Keys are de-duplicated in the tables, and explicit hash keys are written only for
- * records that have one: the KCL computes the others from the partition key.
+ * record too large for any aggregate ends up alone, and the caller sends it as it is. Keys are
+ * de-duplicated in the tables, and explicit hash keys are written only for records that have one:
+ * the KCL computes the others from the partition key.
  *
  * <p>Written straight with protobuf's {@link CodedOutputStream} in the field order of
  * {@code messages.proto}, rather than through the generated builders the KPL jar carries: no object
@@ -134,15 +134,6 @@ public final class AggregateBuilder {
 
     public boolean isEmpty() {
         return entries.isEmpty();
-    }
-
-    /** Whether it holds one record only: the KPL sends such a record as it is, and so does the sink. */
-    public boolean isSingle() {
-        return entries.size() == 1;
-    }
-
-    public int count() {
-        return entries.size();
     }
 
     /** The aggregate's size as the KPL counts it: magic, protobuf, MD5. */

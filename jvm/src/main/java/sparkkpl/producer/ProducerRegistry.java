@@ -48,9 +48,4 @@ public final class ProducerRegistry {
     public static List<Map<String, String>> settings() {
         return POOL.current().stream().map(SharedProducer::settings).toList();
     }
-
-    /** How many producers (daemons) this JVM has open, detached ones included. */
-    public static int openProducers() {
-        return POOL.open();
-    }
 }

@@ -151,6 +151,11 @@ public final class RowLayout implements Serializable {
         return partitionKey != ABSENT;
     }
 
+    /** Whether rows name their own stream (a {@link #STREAM_NAME} column). */
+    public boolean namesStreams() {
+        return streamName != ABSENT;
+    }
+
     private static String string(InternalRow row, int ordinal) {
         return ordinal == ABSENT || row.isNullAt(ordinal) ? null : row.getUTF8String(ordinal).toString();
     }

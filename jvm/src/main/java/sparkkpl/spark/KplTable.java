@@ -53,6 +53,11 @@ final class KplTable implements SupportsWrite {
         refuseSpeculationUnlessAllowed(config);
         PayloadFormat format = PayloadFormat.resolve(config, SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
+        if (config.get(SinkOption.STREAM_NAME).isEmpty() && !layout.namesStreams()) {
+            throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
+                + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
+                + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");
+        }
         // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
         WritePlan plan = new WritePlan(config, layout, format, Partitioning.resolve(config, layout), info.queryId(),
             deadLetterLocation(config), Map.of());
