@@ -172,3 +172,53 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
     assert not isinstance(error, spark_kpl.RecordsNotDelivered)
     assert 1 <= error.records_in_doubt <= error.records_added <= 3000
     assert "The KPL producer failed at least" in str(error.__cause__)
+
+
+# Every failure of spark_kpl.write is one of the package's exceptions, Spark's error its __cause__
+# (tests/test_connect.py repeats these on Spark Connect).
+
+#: STS at a loopback port nothing listens on: no credentials for the role, at once.
+UNREACHABLE_STS = {"awsRoleArn": "arn:aws:iam::000000000000:role/writer", "awsStsEndpoint": "http://127.0.0.1:9"}
+
+
+def test_credentials_the_driver_cannot_get_refuse_the_write(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match=r"^No AWS credentials from role 'arn:aws:iam::000000000000:"
+                       r"role/writer' \(awsRoleArn\) assumed through STS at http://127.0.0.1:9") as failure:
+        spark_kpl.write(rows, ep_stream, **endpoint.kpl_options(), **UNREACHABLE_STS)
+    assert "No AWS credentials from role" in str(failure.value.__cause__)
+
+
+def test_a_sink_failure_in_a_task_raises_producer_failed_with_the_jvm_error(spark, endpoint, ep_stream, tmp_path):
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    rows = spark.range(3, numPartitions=1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.ProducerFailed) as failure:
+        spark_kpl.write(rows, ep_stream, nativeDir=str(not_a_folder), **endpoint.kpl_options())
+    error = failure.value
+    assert (error.records_in_doubt, error.records_added) == (0, 0)
+    assert "KPL native daemon" in error.reason and str(not_a_folder) in error.reason
+    assert error.reason in str(error) and error.reason in str(error.__cause__)
+
+
+def test_a_column_argument_that_does_not_resolve_refuses_the_write(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match="no_such_column") as failure:
+        spark_kpl.write(rows, ep_stream, partition_key="no_such_column", **endpoint.kpl_options())
+    assert type(failure.value.__cause__).__name__ == "AnalysisException"
+
+
+def test_pythons_own_refusals_are_write_refused(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match="stream must be a non-empty stream name or None, got ''"):
+        spark_kpl.write(rows, "", **endpoint.kpl_options())
+    with pytest.raises(spark_kpl.WriteRefused, match="give a stream, or target_stream"):
+        spark_kpl.write(rows, None, **endpoint.kpl_options())
+
+
+def test_a_failure_of_the_dataframe_itself_stays_sparks_own(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.raise_error(F.lit("the input broke")).cast("string").alias("data"))
+    with pytest.raises(Exception, match="the input broke") as failure:
+        spark_kpl.write(rows, ep_stream, **endpoint.kpl_options())
+    assert not isinstance(failure.value, spark_kpl.SparkKplError)
+    assert endpoint.records(ep_stream) == []
