@@ -74,8 +74,8 @@ def eks_recipe() -> tuple:
     """docs/aws.md's EKS job and its shell command, as written there."""
     section = (Path(__file__).resolve().parents[1] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
     section = section.split("\n## ", 1)[0]
-    job = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    command = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
     return job, command
 
 
