@@ -17,7 +17,7 @@ from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 
-from conftest import refused_write
+from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
 
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
@@ -177,35 +177,17 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
 # Every failure of spark_kpl.write is one of the package's exceptions, Spark's error its __cause__
 # (tests/test_connect.py repeats these on Spark Connect).
 
-#: STS at a loopback port nothing listens on: no credentials for the role, at once.
-UNREACHABLE_STS = {"awsRoleArn": "arn:aws:iam::000000000000:role/writer", "awsStsEndpoint": "http://127.0.0.1:9"}
-
-
 def test_credentials_the_driver_cannot_get_refuse_the_write(spark, endpoint, ep_stream):
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match=r"^No AWS credentials from role 'arn:aws:iam::000000000000:"
-                       r"role/writer' \(awsRoleArn\) assumed through STS at http://127.0.0.1:9") as failure:
-        spark_kpl.write(rows, ep_stream, **endpoint.kpl_options(), **UNREACHABLE_STS)
-    assert "No AWS credentials from role" in str(failure.value.__cause__)
+    credentials_refused_write(spark, ep_stream, endpoint.kpl_options())
 
 
 def test_a_sink_failure_in_a_task_raises_producer_failed_with_the_jvm_error(spark, endpoint, ep_stream, tmp_path):
-    not_a_folder = tmp_path / "a-file"
-    not_a_folder.write_text("")
-    rows = spark.range(3, numPartitions=1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.ProducerFailed) as failure:
-        spark_kpl.write(rows, ep_stream, nativeDir=str(not_a_folder), **endpoint.kpl_options())
-    error = failure.value
-    assert (error.records_in_doubt, error.records_added) == (0, 0)
-    assert "KPL native daemon" in error.reason and str(not_a_folder) in error.reason
-    assert error.reason in str(error) and error.reason in str(error.__cause__)
+    failed_task_write(spark, ep_stream, endpoint.kpl_options(), tmp_path)
 
 
 def test_a_column_argument_that_does_not_resolve_refuses_the_write(spark, endpoint, ep_stream):
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match="no_such_column") as failure:
-        spark_kpl.write(rows, ep_stream, partition_key="no_such_column", **endpoint.kpl_options())
-    assert type(failure.value.__cause__).__name__ == "AnalysisException"
+    unresolved_column_write(spark, ep_stream, endpoint.kpl_options())
+    assert endpoint.records(ep_stream) == []
 
 
 def test_pythons_own_refusals_are_write_refused(spark, endpoint, ep_stream):

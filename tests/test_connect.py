@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 
-from conftest import refused_write
+from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
 
 MISSING_STREAM = "no-such-stream"
 
@@ -98,29 +98,13 @@ def test_configure_on_a_connect_builder_says_the_jar_belongs_on_the_server(conne
 
 
 def test_credentials_the_server_cannot_get_refuse_the_write_on_connect(connect_spark, endpoint, ep_stream):
-    rows = connect_spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match=r"^No AWS credentials from role 'arn:aws:iam::000000000000:"
-                       r"role/writer' \(awsRoleArn\) assumed through STS at http://127.0.0.1:9") as failure:
-        spark_kpl.write(rows, ep_stream, awsRoleArn="arn:aws:iam::000000000000:role/writer",
-                        awsStsEndpoint="http://127.0.0.1:9", **endpoint.kpl_options())
-    assert "No AWS credentials from role" in str(failure.value.__cause__)
+    credentials_refused_write(connect_spark, ep_stream, endpoint.kpl_options())
 
 
 def test_a_sink_failure_in_a_task_on_connect_raises_producer_failed(connect_spark, endpoint, ep_stream, tmp_path):
-    not_a_folder = tmp_path / "a-file"
-    not_a_folder.write_text("")
-    rows = connect_spark.range(3, numPartitions=1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.ProducerFailed) as failure:
-        spark_kpl.write(rows, ep_stream, nativeDir=str(not_a_folder), **endpoint.kpl_options())
-    error = failure.value
-    assert (error.records_in_doubt, error.records_added) == (0, 0)
-    assert "KPL native daemon" in error.reason and str(not_a_folder) in error.reason
-    assert error.reason in str(error) and str(not_a_folder) in str(error.__cause__)
+    failed_task_write(connect_spark, ep_stream, endpoint.kpl_options(), tmp_path)
 
 
 def test_a_column_argument_that_does_not_resolve_on_connect_refuses_the_write(connect_spark, endpoint, ep_stream):
-    rows = connect_spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match="no_such_column") as failure:
-        spark_kpl.write(rows, ep_stream, partition_key="no_such_column", **endpoint.kpl_options())
-    assert type(failure.value.__cause__).__name__ == "AnalysisException"
+    unresolved_column_write(connect_spark, ep_stream, endpoint.kpl_options())
     assert endpoint.records(ep_stream) == []
