@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.aggregation.ShardMaps;
 import sparkkpl.aggregation.StreamApi;
 import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.AwsCredentials;
@@ -59,7 +60,7 @@ final class StreamLook {
         try (StreamApi api = new StreamApi(config)) {
             StreamDescription described = api.describe(stream.get());
             if (listsShards && !described.keysIgnored()) {
-                checkListable(api, described);
+                checkListable(config, described);
             }
             last = Map.of(stream.get(), described);
             lastAt = System.nanoTime();
@@ -80,10 +81,11 @@ final class StreamLook {
     /**
      * Tasks building aggregates list the stream's shards; without the permission each task would warn and
      * send every row alone, many times slower (a choice that should be the user's, aggregation=kpl).
+     * Listed through the JVM's shared maps, so that tasks in this JVM (local mode) build on this listing.
      */
-    private static void checkListable(StreamApi api, StreamDescription stream) throws IOException {
+    private static void checkListable(WriteConfig config, StreamDescription stream) throws IOException {
         try {
-            api.listShards(stream.stream(), stream.created());
+            ShardMaps.current(config, stream.stream(), stream.created());
         } catch (StreamApi.StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
