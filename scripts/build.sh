@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Builds build/libs/spark-kpl-<version>.jar against the pinned pyspark's jars.
+# Builds build/libs/spark-kpl-<version>.jar. Needs a JDK 17 and Gradle only: Spark is compiled against
+# the test venv's pyspark jars where .venv exists, else fetched from Maven Central (build.gradle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-spark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
-gradle -q --no-daemon --console=plain "-PsparkJars=$spark_jars" "${@:-shadedJar}"
+spark_jars=()
+if [ -x .venv/bin/python ]; then
+  spark_jars=("-PsparkJars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')")
+fi
+gradle -q --no-daemon --console=plain "${spark_jars[@]}" "${@:-shadedJar}"

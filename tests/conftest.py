@@ -229,3 +229,38 @@ def refused_write(spark: Any, stream: str, options: Dict[str, str]) -> spark_kpl
     assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
                                   "expected one of fail, skip, got 'drop'")
     return failure.value
+
+
+#: STS at a loopback port nothing listens on: no credentials for the role, at once.
+UNREACHABLE_STS = {"awsRoleArn": "arn:aws:iam::000000000000:role/writer", "awsStsEndpoint": "http://127.0.0.1:9"}
+
+
+def credentials_refused_write(spark: Any, stream: str, options: Dict[str, str]) -> None:
+    """A write whose credentials the driver cannot get is a WriteRefused naming them, Spark's error its cause."""
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match=r"^No AWS credentials from role 'arn:aws:iam::000000000000:"
+                       r"role/writer' \(awsRoleArn\) assumed through STS at http://127.0.0.1:9") as failure:
+        spark_kpl.write(rows, stream, **options, **UNREACHABLE_STS)
+    assert "No AWS credentials from role" in str(failure.value.__cause__)
+
+
+def failed_task_write(spark: Any, stream: str, options: Dict[str, str], tmp_path: Path) -> None:
+    """A write whose tasks cannot place the KPL daemon (nativeDir is a file) is a ProducerFailed carrying
+    the JVM's reason, with 0 records in doubt, Spark's error its cause."""
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    rows = spark.range(3, numPartitions=1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.ProducerFailed) as failure:
+        spark_kpl.write(rows, stream, nativeDir=str(not_a_folder), **options)
+    error = failure.value
+    assert (error.records_in_doubt, error.records_added) == (0, 0)
+    assert error.reason is not None and "KPL native daemon" in error.reason and str(not_a_folder) in error.reason
+    assert error.reason in str(error) and str(not_a_folder) in str(error.__cause__)
+
+
+def unresolved_column_write(spark: Any, stream: str, options: Dict[str, str]) -> None:
+    """A column argument that does not resolve is a WriteRefused naming it, Spark's AnalysisException its cause."""
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match="no_such_column") as failure:
+        spark_kpl.write(rows, stream, partition_key="no_such_column", **options)
+    assert type(failure.value.__cause__).__name__ == "AnalysisException"

@@ -8,7 +8,8 @@ so that nothing can reach the real metadata address whatever a component ignores
 
 Arguments: rows, rotate_every seconds, lifetime seconds, pause (seconds a task waits per 100 rows,
 so that the write outlasts a rotation), and ``web-identity`` for the EKS way (then grants from STS
-last ``lifetime`` seconds).
+last ``lifetime`` seconds), or ``eks-recipe``: the EKS way through docs/aws.md's job and its
+``spark-submit`` command, run as they stand there (rows and pause are the recipe's then).
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import errno
 import fcntl
 import json
 import os
+import re
+import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -66,7 +70,48 @@ def paced_rows(spark, count: int, pause: float):
         .toDF("data binary, partitionKey string")
 
 
-def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_identity: bool) -> dict:
+def eks_recipe() -> tuple:
+    """docs/aws.md's EKS job and its shell command, as written there."""
+    section = (Path(__file__).resolve().parents[1] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
+    return job, command
+
+
+def run_eks_recipe(kinesis: KinesisEndpoint, env: dict, scratch: Path, outcome: dict) -> None:
+    """The recipe's command in ``scratch``, the endpoint's settings in $SPARK_CONF_DIR/spark-defaults.conf."""
+    job, command = eks_recipe()
+    (scratch / "eks_job.py").write_text(job)
+    conf = scratch / "conf"
+    conf.mkdir()
+    settings = {**{key: value for key, value in kinesis.kpl_options().items() if key != "Region"},
+                "producerIdleTimeoutMs": "2000"}
+    (conf / "spark-defaults.conf").write_text(
+        "".join(f"spark.kpl.{key} {value}\n" for key, value in settings.items())
+        + f"spark.ui.enabled false\nspark.driver.host {LOOPBACK}\nspark.driver.bindAddress {LOOPBACK}\n")
+    venv_bin = str(Path(sys.executable).parent)
+    run_env = {**env, "SPARK_CONF_DIR": str(conf), "PATH": venv_bin + os.pathsep + env.get("PATH", "")}
+    started = time.monotonic()
+    submit = subprocess.Popen(["bash", "-euo", "pipefail", "-c", command], cwd=scratch, env=run_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = submit.communicate(timeout=200)
+    finally:  # the command's whole process group, KPL daemons included, by its id
+        try:
+            os.killpg(submit.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    outcome["seconds"] = round(time.monotonic() - started, 1)
+    written = re.findall(r"^written (\d+)$", stdout, re.M)
+    if submit.returncode != 0 or not written:
+        outcome["error"] = f"exit {submit.returncode}: {stderr[-3000:]}"
+    else:
+        outcome["records_written"] = int(written[0])
+
+
+def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_identity: bool,
+         recipe: bool = False) -> dict:
     loopback_up()
     outcome: dict = {"real_metadata_unreachable": real_metadata_unreachable()}
     scratch = Path(tempfile.mkdtemp(prefix="instance-profile-job-"))
@@ -79,6 +124,14 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_iden
         env = instance_metadata_env(metadata.url, scratch)
         if web_identity:
             env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(token_file), AWS_ROLE_ARN=ROLE, AWS_ENDPOINT_URL_STS=sts.url)
+        if recipe:
+            run_eks_recipe(kinesis, env, scratch, outcome)
+            report = compare(numbered_expected(rows), ((r.data, r.partition_key) for r in kinesis.records(STREAM)))
+            outcome.update(delivery=report.summary(), exactly_once=report.exactly_once,
+                           put_records_session_tokens=len(kinesis.session_tokens_used("PutRecords")),
+                           put_records_tokens_from_sts=len(set(kinesis.session_tokens_used("PutRecords"))
+                                                           & {granted.session_token for granted in sts.issued}))
+            return outcome
         os.environ.clear()
         os.environ.update(env)
         from pyspark import SparkContext
@@ -114,5 +167,6 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_iden
 
 
 if __name__ == "__main__":
+    mode = sys.argv[5:]
     print("RESULT " + json.dumps(main(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]),
-                                      sys.argv[5:] == ["web-identity"])))
+                                      mode in (["web-identity"], ["eks-recipe"]), mode == ["eks-recipe"])))

@@ -17,7 +17,7 @@ from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 
-from conftest import refused_write
+from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
 
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
@@ -180,3 +180,35 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
     assert not isinstance(error, spark_kpl.RecordsNotDelivered)
     assert 1 <= error.records_in_doubt <= error.records_added <= 3000
     assert "The KPL producer failed at least" in str(error.__cause__)
+
+
+# Every failure of spark_kpl.write is one of the package's exceptions, Spark's error its __cause__
+# (tests/test_connect.py repeats these on Spark Connect).
+
+def test_credentials_the_driver_cannot_get_refuse_the_write(spark, endpoint, ep_stream):
+    credentials_refused_write(spark, ep_stream, endpoint.kpl_options())
+
+
+def test_a_sink_failure_in_a_task_raises_producer_failed_with_the_jvm_error(spark, endpoint, ep_stream, tmp_path):
+    failed_task_write(spark, ep_stream, endpoint.kpl_options(), tmp_path)
+
+
+def test_a_column_argument_that_does_not_resolve_refuses_the_write(spark, endpoint, ep_stream):
+    unresolved_column_write(spark, ep_stream, endpoint.kpl_options())
+    assert endpoint.records(ep_stream) == []
+
+
+def test_pythons_own_refusals_are_write_refused(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.lit("x").alias("data"))
+    with pytest.raises(spark_kpl.WriteRefused, match="stream must be a non-empty stream name or None, got ''"):
+        spark_kpl.write(rows, "", **endpoint.kpl_options())
+    with pytest.raises(spark_kpl.WriteRefused, match="give a stream, or target_stream"):
+        spark_kpl.write(rows, None, **endpoint.kpl_options())
+
+
+def test_a_failure_of_the_dataframe_itself_stays_sparks_own(spark, endpoint, ep_stream):
+    rows = spark.range(1).select(F.raise_error(F.lit("the input broke")).cast("string").alias("data"))
+    with pytest.raises(Exception, match="the input broke") as failure:
+        spark_kpl.write(rows, ep_stream, **endpoint.kpl_options())
+    assert not isinstance(failure.value, spark_kpl.SparkKplError)
+    assert endpoint.records(ep_stream) == []

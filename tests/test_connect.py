@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 
-from conftest import refused_write
+from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
 
 MISSING_STREAM = "no-such-stream"
 
@@ -95,3 +95,16 @@ def test_a_refused_option_on_connect_is_a_value_error_naming_it(connect_spark, e
 def test_configure_on_a_connect_builder_says_the_jar_belongs_on_the_server(connect_server):
     with pytest.raises(RuntimeError, match=r"the jar belongs on the server. Start it with --jars \S+\.jar"):
         spark_kpl.configure(SparkSession.builder.remote(connect_server.url))
+
+
+def test_credentials_the_server_cannot_get_refuse_the_write_on_connect(connect_spark, endpoint, ep_stream):
+    credentials_refused_write(connect_spark, ep_stream, endpoint.kpl_options())
+
+
+def test_a_sink_failure_in_a_task_on_connect_raises_producer_failed(connect_spark, endpoint, ep_stream, tmp_path):
+    failed_task_write(connect_spark, ep_stream, endpoint.kpl_options(), tmp_path)
+
+
+def test_a_column_argument_that_does_not_resolve_on_connect_refuses_the_write(connect_spark, endpoint, ep_stream):
+    unresolved_column_write(connect_spark, ep_stream, endpoint.kpl_options())
+    assert endpoint.records(ep_stream) == []

@@ -62,3 +62,15 @@ def test_web_identity_credentials_as_on_eks() -> None:
     assert outcome["records_written"] == rows, outcome
     assert outcome["exactly_once"], outcome["delivery"]
     assert outcome["put_records_tokens_from_sts"] == outcome["put_records_session_tokens"] >= 2, outcome
+
+
+def test_the_eks_recipe_runs_as_written() -> None:
+    """docs/aws.md's EKS job and spark-submit command, as they stand there, with only the web identity
+    variables EKS sets and the endpoint's settings in $SPARK_CONF_DIR/spark-defaults.conf."""
+    rows = 5_000  # the recipe's
+    outcome = run_in_own_network(rows, ROTATE_EVERY, 30, 0, "eks-recipe")
+    print(json.dumps(outcome, indent=1))
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["records_written"] == rows, outcome
+    assert outcome["exactly_once"], outcome["delivery"]
+    assert outcome["put_records_tokens_from_sts"] == outcome["put_records_session_tokens"] >= 1, outcome

@@ -50,11 +50,47 @@ def _connect_advice() -> str:
             "client")
 
 
+def _session_advice(jar: str) -> str:
+    return ("A Spark session is already running in this process (on AWS Glue it exists before the job's code "
+            "runs), and spark.jars only takes effect when a session starts: this session has no spark-kpl jar, "
+            "and spark_kpl.configure cannot add it now. Put the jar on the session as it starts: on Glue 5, the "
+            "job parameter --extra-jars s3://<bucket>/<path>/" + os.path.basename(jar) + " (and "
+            "--additional-python-modules with the spark_kpl wheel for this package); with spark-submit, --jars "
+            f"{jar}; in spark-defaults.conf, spark.jars {jar}. A session stopped and started again in the same "
+            "process keeps the driver's first class path, so stopping it does not help")
+
+
+def _has_sink(session: Any) -> bool:
+    """Whether the running session finds the ``kpl`` data source (its jar was there when it started)."""
+    try:
+        session.read.format("kpl").option("report", "writeSettings").load()  # resolves the source; reads nothing
+    except Exception as error:
+        if "DATA_SOURCE_NOT_FOUND" in str(error) or "Failed to find the data source" in str(error):
+            return False
+        raise
+    return True
+
+
+def _running_session() -> Any:
+    """The classic session running in this process, or None; without starting one."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+
 def configure(builder: Builder) -> Builder:
     """Put the spark-kpl jar on ``spark.jars`` of a ``SparkSession.builder``, and return the builder.
 
-    A Spark Connect builder (``.remote(...)``) raises ``RuntimeError`` saying how to put the jar on
-    the Connect server instead: a client cannot add it to the server's driver.
+    ``spark.jars`` only counts when a session starts. When a session is already running in this
+    process (AWS Glue starts it before the job's code), its ``getOrCreate`` would return that session
+    as it is: ``configure`` returns the builder unchanged if that session has the sink, else raises
+    ``RuntimeError`` saying how to give the session the jar at its start (Glue's ``--extra-jars``,
+    ``spark-submit --jars``). Given a running ``SparkSession`` instead of a builder, it checks the same
+    and returns the session. A Spark Connect builder (``.remote(...)``) raises ``RuntimeError`` saying
+    how to put the jar on the Connect server instead: a client cannot add it to the server's driver.
 
     Examples
     --------
@@ -64,6 +100,13 @@ def configure(builder: Builder) -> Builder:
     if _is_connect(builder):
         raise RuntimeError(_connect_advice())
     jar = str(jar_path())
+    from pyspark.sql import SparkSession
+
+    running = builder if isinstance(builder, SparkSession) else _running_session()
+    if running is not None:
+        if not _has_sink(running):
+            raise RuntimeError(_session_advice(jar))
+        return builder
     existing = getattr(builder, "_options", {}).get("spark.jars")
     jars = f"{existing},{jar}" if existing and jar not in existing.split(",") else (existing or jar)
     return builder.config("spark.jars", jars)

@@ -1,7 +1,7 @@
 """The exceptions :func:`spark_kpl.write` raises when the sink fails, classic session or Spark Connect.
 
 Through Spark Connect only a JVM exception's class name and message text reach Python, so the sink
-ends the messages of the failures it names with a tag, ``[spark-kpl <Kind> <JSON object>]``
+ends the messages of its task failures with a tag, ``[spark-kpl <Kind> <JSON object>]``
 (``sparkkpl.util.ErrorTag``), which :func:`translated` reads from the error's text.
 """
 
@@ -23,8 +23,9 @@ class SparkKplError(Exception):
 
 
 class WriteRefused(SparkKplError, ValueError):
-    """The sink refused the write before any task started: an option, a ``spark.kpl.*`` key, a column
-    or a session setting is wrong. The message names it and says what it expects."""
+    """The sink refused the write before any task started: an argument, an option, a ``spark.kpl.*``
+    key, a column (one that does not resolve included), a session setting or the credentials are
+    wrong. The message names it and says what it expects."""
 
 
 class RecordsNotDelivered(SparkKplError):
@@ -63,24 +64,31 @@ class RecordsNotDelivered(SparkKplError):
 
 
 class ProducerFailed(SparkKplError):
-    """The KPL producer itself failed (its native daemon died, or it lost records), so at least
-    ``records_in_doubt`` of a task's ``records_added`` records may or may not have reached Kinesis.
+    """A task of the write failed for another reason than Kinesis refusing a record, so at least
+    ``records_in_doubt`` of its ``records_added`` records may or may not have reached Kinesis: the KPL
+    producer itself failed (its native daemon died, or it lost records; ``reason`` is None), or the
+    sink failed in the task (the daemon could not be placed, no region or credentials on the executor,
+    a timeout; ``reason`` is the JVM's message).
 
     Not :class:`RecordsNotDelivered`: nobody refused those records, and ``failOnError=False`` does not
     cover them. Spark retried the task and it failed each time; running the write again may
     duplicate records (with ``recordId="prefix"``, :mod:`spark_kpl.dedup` drops them).
     """
 
-    def __init__(self, records_in_doubt: int, records_added: int):
+    def __init__(self, records_in_doubt: int, records_added: int, reason: Optional[str] = None):
         self.records_in_doubt = records_in_doubt
         self.records_added = records_added
-        super().__init__(f"The KPL producer failed at least {records_in_doubt} of a task's {records_added} "
-                         "records before Kinesis answered for them: they may or may not be in the stream. "
-                         "The JVM's error is this exception's __cause__")
+        self.reason = reason
+        doubt = (f"{records_in_doubt} of its {records_added} records added to the KPL had no answer from Kinesis: "
+                 "they may or may not be in the stream. The JVM's error is this exception's __cause__")
+        if reason is None:
+            super().__init__(f"The KPL producer failed a task's records before Kinesis answered for them; {doubt}")
+        else:
+            super().__init__(f"A task of the write failed: {reason}. {doubt}")
 
     @classmethod
     def _from_tag(cls, fields: Dict[str, Any]) -> "ProducerFailed":
-        return cls(fields["recordsInDoubt"], fields["recordsAdded"])
+        return cls(fields["recordsInDoubt"], fields["recordsAdded"], fields.get("reason"))
 
 
 class StreamRecreated(SparkKplError):
@@ -126,9 +134,12 @@ def translated(error: BaseException) -> Optional[SparkKplError]:
     found = _first_tag(str(error))
     if found is not None:
         return found
-    from pyspark.errors import IllegalArgumentException
+    from pyspark.errors import AnalysisException, IllegalArgumentException
 
-    # Raised on the driver before the job (a task's error reaches Python as the job's failure).
-    if isinstance(error, IllegalArgumentException):
+    # Raised on the driver before the job (a task's error reaches Python as the job's failure): the
+    # sink's refusals, and a column argument that does not resolve.
+    if isinstance(error, (IllegalArgumentException, AnalysisException)):
         return WriteRefused(str(error).split(_JVM_STACKTRACE)[0])
+    # Any other error is not the sink's: every task failure of the sink is tagged, so this one is the
+    # DataFrame's own computation failing (a UDF, a source), and stays Spark's.
     return None

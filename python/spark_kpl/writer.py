@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from spark_kpl._facts import METRICS, SINK_COLUMNS
-from spark_kpl.errors import translated
+from spark_kpl.errors import WriteRefused, translated
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -62,7 +62,7 @@ def _to_column(value: ColumnLike, argument: str) -> "Column":
 
     if isinstance(value, str):
         if not value:
-            raise ValueError(f"{argument} must name a column or be a Column expression, got ''")
+            raise WriteRefused(f"{argument} must name a column or be a Column expression, got ''")
         return F.col(value)
     if isinstance(value, Column):
         return value
@@ -130,9 +130,11 @@ def write(
 
     Returns once every task has committed, that is once Kinesis acknowledged every record. Raises
     :class:`spark_kpl.RecordsNotDelivered` when a record finally failed (with ``failOnError``, the
-    default), :class:`spark_kpl.WriteRefused` (a ``ValueError``) when the sink refuses an option, key
-    or column before any task starts, and :class:`spark_kpl.ProducerFailed` when the KPL producer
-    itself failed. Works the same on a classic session and on Spark Connect.
+    default), :class:`spark_kpl.WriteRefused` (a ``ValueError``) when the sink refuses an argument,
+    option, key, column or the credentials before any task starts, and :class:`spark_kpl.ProducerFailed`
+    when a task failed otherwise (the KPL producer or the sink in it). Spark's error is the
+    ``__cause__``. A failure of ``df``'s own computation (a UDF, a source) stays Spark's exception.
+    Works the same on a classic session and on Spark Connect.
 
     Examples
     --------
@@ -148,7 +150,7 @@ def write(
     if not isinstance(df, DataFrame):
         raise TypeError(f"df must be a pyspark.sql.DataFrame, got {type(df).__name__}")
     if stream is not None and (not isinstance(stream, str) or not stream):
-        raise ValueError(f"stream must be a non-empty stream name or None, got {stream!r}")
+        raise WriteRefused(f"stream must be a non-empty stream name or None, got {stream!r}")
     java_options = _java_options(options)
     if stream is not None:
         java_options["streamName"] = stream
@@ -156,11 +158,11 @@ def write(
     # As the sink will resolve them, spark.kpl.* keys included; a bad option fails here already.
     settings = _resolve(spark, java_options)
     if target_stream is None and "spark.kpl.streamName" not in settings:
-        raise ValueError("give a stream, or target_stream naming each row's stream, or set the "
+        raise WriteRefused("give a stream, or target_stream naming each row's stream, or set the "
                          "spark.kpl.streamName config key")
     serializes_row = settings["spark.kpl.format"] in ("json", "avro")
     if serializes_row and data is not None:
-        raise ValueError("data is for format='raw': with format json or avro every column of df is the record")
+        raise WriteRefused("data is for format='raw': with format json or avro every column of df is the record")
     arguments = {"partition_key": partition_key, "explicit_hash_key": explicit_hash_key,
                  "target_stream": target_stream}
     if not serializes_row:
@@ -174,7 +176,7 @@ def write(
         taken = {_SINK_COLUMNS[a].lower() for a, v in arguments.items() if v is not None}
         clashes = [name for name in df.columns if name.lower() in taken]
         if clashes:
-            raise ValueError(f"df already has the column(s) {clashes}, which the key arguments would add again: "
+            raise WriteRefused(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
     write_id = str(uuid.uuid4())

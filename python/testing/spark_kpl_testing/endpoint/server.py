@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from spark_kpl_testing.endpoint.api import KinesisApi
 from spark_kpl_testing.endpoint.counters import Counters
 from spark_kpl_testing.endpoint.errors import ApiError, KinesisEndpointError
 from spark_kpl_testing.endpoint.faults import FaultInjector, Faults
+from spark_kpl_testing.endpoint.policy import Policy, cloudwatch_action
 from spark_kpl_testing.endpoint.tls import STOP_JOIN_TIMEOUT, RequestHandler, TlsServer
 from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
 from spark_kpl_testing.net import LOOPBACK, ignore_unverified_tls, kinesis_client, kpl_options
@@ -55,6 +56,7 @@ class KinesisEndpoint(Service):
         self._tokens_lock = threading.Lock()
         self._session_tokens: Dict[str, Dict[str, None]] = {}  # operation -> tokens, in order of first use
         self._faults = FaultInjector(faults)
+        self._policy = Policy(region)
         self._counters = Counters()
         self._api = KinesisApi(streams or {}, region, store, self._faults, self._counters)
         self._server: Optional[TlsServer] = None
@@ -112,6 +114,12 @@ class KinesisEndpoint(Service):
     def accept_credentials(self, credentials: Credentials) -> None:
         """Accept requests signed with these credentials too, from now on."""
         self._verifier.accept(credentials)
+
+    def grant_only(self, actions: Optional[Iterable[str]]) -> None:
+        """From now on, answer any action not in ``actions`` (``kinesis:PutRecords``,
+        ``cloudwatch:PutMetricData``, ...) with ``AccessDeniedException``, as Kinesis does for an IAM
+        policy that does not grant it; None grants everything again (the default)."""
+        self._policy.grant_only(actions)
 
     def session_tokens_used(self, operation: str) -> List[str]:
         """The session tokens of the temporary credentials that signed an accepted ``operation`` call
@@ -264,11 +272,18 @@ class KinesisEndpoint(Service):
         if signer.session_token is not None:
             with self._tokens_lock:
                 self._session_tokens.setdefault(target[len(_TARGET_PREFIX):], {})[signer.session_token] = None
-        if not target.startswith(_TARGET_PREFIX):
-            self._answer_other(request, target)
-            return
-        operation = target[len(_TARGET_PREFIX):]
+        kinesis_call = target.startswith(_TARGET_PREFIX)
+        # Counted by Kinesis's operation name, CloudWatch's calls by their action (cloudwatch:PutMetricData).
+        operation = target[len(_TARGET_PREFIX):] if kinesis_call else cloudwatch_action(target, request.path, body)
         self._counters.call(operation)
+        try:
+            self._policy.check("kinesis:" + operation if kinesis_call else operation, signer.access_key_id, body)
+        except ApiError as denied:
+            self._fail(request, denied)
+            return
+        if not kinesis_call:
+            self._answer_other(request)
+            return
         fault = self._faults.call_fault(operation)
         if fault.latency:
             time.sleep(fault.latency)
@@ -293,9 +308,8 @@ class KinesisEndpoint(Service):
         self._counters.call_error(error.code)
         request.respond_error(error)
 
-    def _answer_other(self, request: RequestHandler, target: str) -> None:
-        """CloudWatch's PutMetricData (JSON or query protocol) or anything else: accept, ignore."""
-        self._counters.call(target or "(no X-Amz-Target)")
+    def _answer_other(self, request: RequestHandler) -> None:
+        """CloudWatch's PutMetricData (JSON, CBOR or query protocol) or anything else: accept, ignore."""
         if "json" in request.headers.get("Content-Type", ""):
             request.respond(200, b"{}", "application/x-amz-json-1.0")
         else:

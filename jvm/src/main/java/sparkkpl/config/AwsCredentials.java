@@ -94,14 +94,23 @@ public final class AwsCredentials {
      * a failure (STS refusing the role, say) is only printed and the records time out without a word
      * on why; resolving here first fails the task with the reason instead.
      *
-     * @throws IllegalStateException naming the options and the provider's error
+     * @throws Unavailable naming the options and the provider's error
      */
     public static AwsCredentialsProvider resolvedOnce(AwsCredentialsProvider provider, WriteConfig config) {
         try {
             provider.resolveCredentials();
             return provider;
         } catch (RuntimeException e) {
-            throw new IllegalStateException("No AWS credentials from " + describe(config) + ": " + e.getMessage(), e);
+            throw new Unavailable("No AWS credentials from " + describe(config) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** No credentials from what the write's options name. */
+    public static final class Unavailable extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        Unavailable(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 

@@ -273,6 +273,15 @@ public final class TaskAcks {
         return !misplaced.isEmpty() || producerFailure != null || taskFailure != null || succeeded + failed >= added;
     }
 
+    public synchronized long added() {
+        return added;
+    }
+
+    /** Records added that Kinesis has not answered for yet. */
+    public synchronized long unanswered() {
+        return added - succeeded - failed;
+    }
+
     public synchronized long succeeded() {
         return succeeded;
     }

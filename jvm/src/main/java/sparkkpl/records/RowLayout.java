@@ -156,6 +156,10 @@ public final class RowLayout implements Serializable {
         return streamName != ABSENT;
     }
 
+    public boolean hasExplicitHashKey() {
+        return explicitHashKey != ABSENT;
+    }
+
     private static String string(InternalRow row, int ordinal) {
         return ordinal == ABSENT || row.isNullAt(ordinal) ? null : row.getUTF8String(ordinal).toString();
     }

@@ -62,8 +62,17 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         this.acks = new TaskAcks(config.recordAnswerTimeoutMs());
     }
 
+    /** Every failure of the task leaves it tagged for Python ({@link SinkTaskFailedException}). */
     @Override
     public void write(InternalRow row) throws IOException {
+        try {
+            writeRow(row);
+        } catch (IOException | RuntimeException e) {
+            throw SinkTaskFailedException.named(e, partitionId, acks);
+        }
+    }
+
+    private void writeRow(InternalRow row) throws IOException {
         // Spark's interrupt alone does not stop this loop: while the queue has room nothing here
         // blocks, and an input such as a cached table does not check for kills itself.
         if (task != null && task.isInterrupted()) {
@@ -138,6 +147,14 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public WriterCommitMessage commit() throws IOException {
+        try {
+            return commitTask();
+        } catch (IOException | RuntimeException e) {
+            throw SinkTaskFailedException.named(e, partitionId, acks);
+        }
+    }
+
+    private WriterCommitMessage commitTask() throws IOException {
         if (feed != null) {
             inFeed("waiting for Kinesis to acknowledge the task's records", () -> feed.finish(timeoutMs));
         }

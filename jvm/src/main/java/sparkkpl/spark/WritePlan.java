@@ -33,8 +33,13 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
      * fitted to each, and their descriptions for the tasks.
      */
     WritePlan described(StreamLook look) {
-        Map<String, StreamDescription> now = look.describe(config);
+        Map<String, StreamDescription> now = look.describe(config, listsShards());
         return new WritePlan(look.fitted(config, now), layout, format, partitioning, writeId, deadLetters, now);
+    }
+
+    /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
+    private boolean listsShards() {
+        return config.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
     }
 
     /** The recordId=prefix header maker, or null without one. */

@@ -12,4 +12,14 @@ public final class ErrorTag {
     public static String of(String kind, String json) {
         return " [spark-kpl " + kind + " " + json + "]";
     }
+
+    /** Whether {@code error} or one of its causes already carries a tag. */
+    public static boolean taggedIn(Throwable error) {
+        for (Throwable e = error; e != null; e = e.getCause()) {
+            if (e.getMessage() != null && e.getMessage().contains(" [spark-kpl ")) {
+                return true;
+            }
+        }
+        return false;
+    }
 }
