@@ -35,6 +35,26 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void pastTheTaskCapTheFullestLeaveTogetherSoThatTheNextLookComesAQuarterCapLater() {
+        int records = 0;
+        while (handedOn.isEmpty()) {
+            add("s" + records++);
+        }
+        int leftFirst = handedOn.size();
+        long openAfterLeaving = (added - carried(handedOn)) * DATA.length;
+        int recordsAtFirstLeave = records;
+        while (handedOn.size() == leftFirst) {
+            add("s" + records++);
+        }
+
+        assertTrue("open " + openAfterLeaving + " bytes after the first leave",
+            openAfterLeaving <= ShardAggregator.OPEN_BYTES_AFTER_SEALING);
+        long between = (long) (records - recordsAtFirstLeave) * DATA.length;
+        assertTrue(between + " bytes of records between two leaves",
+            between >= 0.9 * (ShardAggregator.MAX_OPEN_BYTES - ShardAggregator.OPEN_BYTES_AFTER_SEALING));
+    }
+
+    @Test
     public void everyRecordLeavesOnceWithItsAggregatesKeyAndSealAllSendsTheRest() {
         for (int i = 0; i < 12; i++) {
             add("one");
