@@ -105,7 +105,8 @@ public final class ShardAggregator implements RecordGrouping {
     /**
      * What the fullest aggregates are sealed down to past the cap: a quarter of the cap's worth of
      * rows passes before the next look over every open aggregate (one per shard), so that the look
-     * costs little per row at thousands of shards (sealing one at a time looked at all of them per aggregate sealed).
+     * costs little per row at thousands of shards (sealing one at a time looked at all of them for
+     * every aggregate it sealed).
      */
     static final long OPEN_BYTES_AFTER_SEALING = MAX_OPEN_BYTES / 4 * 3;
 
