@@ -192,8 +192,8 @@ public final class ShardAggregator implements RecordGrouping {
 
     private void sealFullest(Consumer<KplRecord> ready) {
         List<Map.Entry<Target, Open>> fullestFirst = new ArrayList<>(open.entrySet());
-        fullestFirst.sort(Comparator.comparingInt((Map.Entry<Target, Open> entry) -> entry.getValue().builder.sizeBytes())
-            .reversed());
+        fullestFirst.sort(Comparator.comparingInt(
+            (Map.Entry<Target, Open> entry) -> entry.getValue().builder.sizeBytes()).reversed());
         for (Map.Entry<Target, Open> entry : fullestFirst) {
             if (openBytes <= OPEN_BYTES_AFTER_SEALING) {
                 break;
