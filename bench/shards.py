@@ -19,22 +19,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from spark_kpl_testing.endpoint import KinesisEndpoint
+
 from throughput import (
-    ROOT,
     KPL_TUNING,
+    ROOT,
     machine,
     run_process,
     snapshot_jar,
     summarize,
+    timed_runs,
 )
-
-from spark_kpl_testing.endpoint import KinesisEndpoint
 
 RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
@@ -47,14 +51,10 @@ def stream_name(shards: int) -> str:
 
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    import shutil
-    import tempfile
-
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-shards-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "records": args.records,
         "record_bytes": RECORD_BYTES, "kpl_tuning": KPL_TUNING, "results": []}
-    import os
     jar = snapshot_jar(work)
     os.environ["SPARK_KPL_JAR"] = str(jar)
     log = out / "shards.log"
@@ -73,6 +73,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             entry.update(workload=f"shards_{shards}", producer="sink", shards=shards, record_bytes=RECORD_BYTES,
                          records=args.records)
             summarize(entry, RECORD_BYTES)
+            entry["cpu_us_per_record"] = cpu_per_record(entry)
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
                                                         "returncode")}), flush=True)
@@ -85,19 +86,29 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     return report
 
 
+def cpu_per_record(entry: Dict[str, Any]) -> Dict[str, float]:
+    """Median over the timed runs of each process kind's CPU µs per user record: unlike the rate, it
+    holds on a machine that other work keeps busy."""
+    runs = [r for r in timed_runs(entry) if r.get("cpu_seconds")]
+    kinds = sorted({kind for r in runs for kind in r["cpu_seconds"]})
+    return {kind: statistics.median(1e6 * r["cpu_seconds"].get(kind, 0.0) / r["records"] for r in runs)
+            for kind in kinds}
+
+
 def table(report: Dict[str, Any]) -> List[str]:
     """The markdown table of the runs and the targets, 1,024 shards against 8."""
     rows = [e for e in report["results"] if e.get("records_per_s")]
     base = next((e for e in rows if e["shards"] == BASE), None)
     lines = ["| shards | records/s median (min–max) | vs 8 shards | first write (cold) records/s | "
-             "peak RSS JVM MiB | peak RSS daemon MiB | user records per Kinesis record |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "peak RSS JVM MiB | peak RSS daemon MiB | user records per Kinesis record | "
+             "CPU µs per record: JVM / daemon / endpoint |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for e in rows:
         rate = e["records_per_s"]
         share = f"{rate['median'] / base['records_per_s']['median']:.2f}" if base else "–"
         lines.append(f"| {e['shards']:,} | {rate['median']:,.0f} ({rate['min']:,.0f}–{rate['max']:,.0f}) | {share} | "
                      f"{e.get('first_run_records_per_s', 0):,.0f} | {_mib(e, 'jvm')} | {_mib(e, 'daemon')} | "
-                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} |")
+                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} | {_cpu(e)} |")
     target = next((e for e in rows if e["shards"] == TARGET), None)
     if base and target:
         lines += ["", "| target (1,024 shards against 8) | measured | |", "|---|---:|---|"]
@@ -107,6 +118,11 @@ def table(report: Dict[str, Any]) -> List[str]:
             ratio = target["peak_rss_by_kind"][kind] / base["peak_rss_by_kind"][kind]
             lines.append(f"| {kind} peak RSS ≤ {RSS_RATIO} × | {ratio:.2f} | {_met(ratio <= RSS_RATIO)} |")
     return lines
+
+
+def _cpu(entry: Dict[str, Any]) -> str:
+    cpu = entry.get("cpu_us_per_record", {})
+    return " / ".join(f"{cpu[kind]:.2f}" if kind in cpu else "–" for kind in ("jvm", "daemon", "endpoint"))
 
 
 def _mib(entry: Dict[str, Any], kind: str) -> str:
@@ -124,7 +140,7 @@ def plot(report: Dict[str, Any], out: Path) -> None:
 
     rows = [e for e in report["results"] if e.get("records_per_s")]
     shards = [e["shards"] for e in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    fig, axes = plt.subplots(1, 4, figsize=(21, 4.5))
     axes[0].errorbar(shards, [e["records_per_s"]["median"] for e in rows],
                      yerr=[[e["records_per_s"]["median"] - e["records_per_s"]["min"] for e in rows],
                            [e["records_per_s"]["max"] - e["records_per_s"]["median"] for e in rows]],
@@ -137,10 +153,15 @@ def plot(report: Dict[str, Any], out: Path) -> None:
     axes[2].plot(shards, [e.get("kinesis", {}).get("user_records_per_record", 0) for e in rows], marker="o")
     axes[2].set_yscale("log")
     axes[2].set_title("user records per Kinesis record")
+    for kind in ("jvm", "daemon", "endpoint"):
+        axes[3].plot(shards, [e.get("cpu_us_per_record", {}).get(kind, 0) for e in rows], marker="o", label=kind)
+    axes[3].set_title("CPU µs per record (median run)")
+    axes[3].legend()
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("shards")
-        ax.set_ylim(bottom=0 if ax is not axes[2] else None)
+        if ax is not axes[2]:
+            ax.set_ylim(bottom=0)
     fig.suptitle(f"{report['records']:,} records of {report['record_bytes']} B, distinct keys, local[2]")
     fig.tight_layout()
     fig.savefig(out / "shards.png", dpi=100)
