@@ -33,6 +33,7 @@ from spark_kpl_testing.endpoint import KinesisEndpoint
 from throughput import (
     KPL_TUNING,
     ROOT,
+    _sha256,
     machine,
     run_process,
     snapshot_jar,
@@ -55,7 +56,8 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "records": args.records,
         "record_bytes": RECORD_BYTES, "kpl_tuning": KPL_TUNING, "results": []}
-    jar = snapshot_jar(work)
+    jar = Path(args.jar) if args.jar else snapshot_jar(work)
+    report["jar_sha256"] = _sha256(jar)
     os.environ["SPARK_KPL_JAR"] = str(jar)
     log = out / "shards.log"
     log.write_text("")
@@ -173,6 +175,7 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
     parser.add_argument("--heap", default="2g")
+    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
     parser.add_argument("--report", action="store_true", help="print the table of OUT/shards.json and redraw the plot")
