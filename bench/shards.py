@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -180,6 +181,11 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
     parser.add_argument("--report", action="store_true", help="print the table of OUT/shards.json and redraw the plot")
     args = parser.parse_args()
+
+    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = json.loads((out / "shards.json").read_text()) if args.report else measure(args, out)
