@@ -36,13 +36,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from spark_kpl._jar import JAR_NAME
 from spark_kpl_testing import host
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV, apply_loopback_env, loopback_env
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.processes import (
+    ProcessStat,
     cpu_seconds,
     descendants,
     fixed_heap_flags,
@@ -259,6 +260,28 @@ def child(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ orchestrator
 
+def tree_by_kind(pid: int) -> List[Tuple[ProcessStat, str]]:
+    """A process and its descendants with their kind: daemon (the KPL's), jvm or python."""
+    found = []
+    for process in [*filter(None, [process_stat(pid)]), *descendants(pid).values()]:
+        kind = "daemon" if process.command.startswith("kinesis_produc") else (
+            "jvm" if process.command == "java" else "python" if process.command.startswith("python") else None)
+        # Anything else is a fork between fork() and exec() (named after the forking
+        # thread), sharing its parent's pages: counting it would count the parent twice.
+        if kind:
+            found.append((process, kind))
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> Dict[str, float]:
+    """CPU seconds so far of a process tree by kind, and of this process (it hosts the endpoint): a
+    run's share is the difference around it."""
+    seconds: Dict[str, float] = {"endpoint": cpu_seconds(os.getpid())}
+    for process, kind in tree_by_kind(pid):
+        seconds[kind] = seconds.get(kind, 0.0) + process.cpu_seconds
+    return seconds
+
+
 class TreeSampler(threading.Thread):
     """Peak summed RSS of a process and all its descendants, by kind (java / kinesis_producer / python)."""
 
@@ -272,13 +295,8 @@ class TreeSampler(threading.Thread):
     def run(self) -> None:
         while not self._stop_event.is_set():
             kinds: Dict[str, int] = {}
-            for process in [*filter(None, [process_stat(self.pid)]), *descendants(self.pid).values()]:
-                kind = "daemon" if process.command.startswith("kinesis_produc") else (
-                    "jvm" if process.command == "java" else "python" if process.command.startswith("python") else None)
-                # Anything else is a fork between fork() and exec() (named after the forking
-                # thread), sharing its parent's pages: counting it would count the parent twice.
-                if kind:
-                    kinds[kind] = kinds.get(kind, 0) + process.rss_bytes
+            for process, kind in tree_by_kind(self.pid):
+                kinds[kind] = kinds.get(kind, 0) + process.rss_bytes
             total = sum(kinds.values())
             if total > self.peak_total:
                 self.peak_total = total
@@ -327,6 +345,7 @@ def run_process(command: List[str], log: Path, timeout: float,
         runs: List[Dict[str, Any]] = []
         notes: Dict[str, Any] = {}
         before: Optional[Dict[str, Any]] = None
+        cpu_before: Dict[str, float] = {}
         try:
             for raw in proc.stdout:
                 if not raw.startswith(b"{"):
@@ -334,6 +353,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                 line = json.loads(raw)
                 if "ready" in line:
                     before = counters() if counters else None
+                    cpu_before = tree_cpu_seconds(proc.pid)
                     proc.stdin.write(b"go\n")
                     proc.stdin.flush()
                 elif "kpl_settings" in line:
@@ -342,6 +362,8 @@ def run_process(command: List[str], log: Path, timeout: float,
                     if counters and before is not None:
                         line["endpoint"] = counters_between(before, counters())
                         before = None
+                    cpu_after = tree_cpu_seconds(proc.pid)  # a daemon replaced mid-run takes its CPU along
+                    line["cpu_seconds"] = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
                     line["warmup"] = len(runs) < warmup
                     runs.append(line)
             proc.wait()

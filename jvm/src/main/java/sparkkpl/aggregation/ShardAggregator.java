@@ -2,10 +2,13 @@ package sparkkpl.aggregation;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -95,9 +98,27 @@ public final class ShardAggregator implements RecordGrouping {
 
     /**
      * The most bytes a task keeps in open aggregates, so that a stream of thousands of shards does
-     * not hold an aggregate's worth per shard in every task: past it the fullest one leaves early.
+     * not hold an aggregate's worth per shard in every task: past it the fullest leave early, until
+     * {@link #OPEN_BYTES_AFTER_SEALING} are left.
      */
     static final long MAX_OPEN_BYTES = 16L << 20;
+    /**
+     * What the fullest aggregates are sealed down to past the cap: a quarter of the cap's worth of
+     * rows passes before the next look over every open aggregate (one per shard), so that the look
+     * costs little per row at thousands of shards (sealing one at a time looked at all of them for
+     * every aggregate it sealed).
+     */
+    static final long OPEN_BYTES_AFTER_SEALING = MAX_OPEN_BYTES / 4 * 3;
+
+    /**
+     * About the most aggregates a task seals by age at one look. The KPL costs some 65 core-µs per
+     * record it takes, whatever its size: sealing an aggregate per shard at every look
+     * (RecordMaxBufferedTime, 100 ms by default) asked it for up to 41,000 records a second per task at
+     * 4,096 shards, each of a few rows, and the sink's rate fell with them. Past this many targets
+     * an aggregate stays open for proportionally more looks, so that a task hands the KPL at most
+     * about this many per look by age, and a sparse row waits that much longer in the executor.
+     */
+    static final int AGED_SEALS_PER_LOOK = 100;
 
     private final WriteConfig config;
     private final int maxBytes;
@@ -180,13 +201,15 @@ public final class ShardAggregator implements RecordGrouping {
     }
 
     private void sealFullest(Consumer<KplRecord> ready) {
-        Map.Entry<Target, Open> fullest = null;
-        for (Map.Entry<Target, Open> entry : open.entrySet()) {
-            if (fullest == null || entry.getValue().builder.sizeBytes() > fullest.getValue().builder.sizeBytes()) {
-                fullest = entry;
+        List<Map.Entry<Target, Open>> fullestFirst = new ArrayList<>(open.entrySet());
+        fullestFirst.sort(Comparator.comparingInt(
+            (Map.Entry<Target, Open> entry) -> entry.getValue().builder.sizeBytes()).reversed());
+        for (Map.Entry<Target, Open> entry : fullestFirst) {
+            if (openBytes <= OPEN_BYTES_AFTER_SEALING) {
+                break;
             }
+            ready.accept(seal(entry.getKey(), entry.getValue()));
         }
-        ready.accept(seal(fullest.getKey(), fullest.getValue()));
     }
 
     /**
@@ -246,12 +269,16 @@ public final class ShardAggregator implements RecordGrouping {
         clear();
     }
 
-    /** Seals the aggregates opened before the previous look: each has been open a whole interval between looks. */
+    /**
+     * Seals the aggregates that have been open a whole interval between looks, or, when the task has
+     * more than {@link #AGED_SEALS_PER_LOOK} targets, as many intervals as it has that many targets.
+     */
     @Override
     public void sealAged(Consumer<KplRecord> ready) {
+        long looksOpen = Math.max(1, open.size() / AGED_SEALS_PER_LOOK);
         for (Map.Entry<Target, Open> entry : open.entrySet()) {
             Open aggregate = entry.getValue();
-            if (!aggregate.isEmpty() && aggregate.openedAt < looks) {
+            if (!aggregate.isEmpty() && looks - aggregate.openedAt >= looksOpen) {
                 ready.accept(seal(entry.getKey(), aggregate));
             }
         }

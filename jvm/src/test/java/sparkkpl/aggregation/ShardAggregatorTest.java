@@ -35,6 +35,54 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void pastTheTaskCapTheFullestLeaveTogetherSoThatTheNextLookComesAQuarterCapLater() {
+        int records = 0;
+        while (handedOn.isEmpty()) {
+            add("s" + records++);
+        }
+        int leftFirst = handedOn.size();
+        long openAfterLeaving = (added - carried(handedOn)) * DATA.length;
+        int recordsAtFirstLeave = records;
+        while (handedOn.size() == leftFirst) {
+            add("s" + records++);
+        }
+
+        assertTrue("open " + openAfterLeaving + " bytes after the first leave",
+            openAfterLeaving <= ShardAggregator.OPEN_BYTES_AFTER_SEALING);
+        long between = (long) (records - recordsAtFirstLeave) * DATA.length;
+        assertTrue(between + " bytes of records between two leaves",
+            between >= 0.9 * (ShardAggregator.MAX_OPEN_BYTES - ShardAggregator.OPEN_BYTES_AFTER_SEALING));
+    }
+
+    @Test
+    public void withThousandsOfTargetsAnAggregateStaysOpenForProportionallyMoreLooks() {
+        int targets = 10 * ShardAggregator.AGED_SEALS_PER_LOOK;
+        for (int stream = 0; stream < targets; stream++) {
+            add("s" + stream);
+        }
+        int looks = 0;
+        while (handedOn.isEmpty()) {
+            aggregator.sealAged(handedOn::add);
+            looks++;
+        }
+
+        assertEquals("looks before the first aggregate left by age", 10 + 1, looks);
+        assertEquals("all left at that look", targets, handedOn.size());
+    }
+
+    @Test
+    public void withFewTargetsAnAggregateLeavesAtTheLookAfterTheOneItWasOpenedIn() {
+        add("one");
+        add("two");
+        aggregator.sealAged(handedOn::add);
+        assertTrue(handedOn.isEmpty());
+
+        aggregator.sealAged(handedOn::add);
+
+        assertEquals(2, handedOn.size());
+    }
+
+    @Test
     public void everyRecordLeavesOnceWithItsAggregatesKeyAndSealAllSendsTheRest() {
         for (int i = 0; i < 12; i++) {
             add("one");

@@ -61,6 +61,31 @@ public class OutstandingLimitTest {
     }
 
     @Test
+    public void aTaskWokenByEveryAcknowledgementFlushesTheProducerAtMostOncePerSpacing() throws Exception {
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
+        TaskQueueStats stats = new TaskQueueStats();
+        assertTrue(limit.tryAcquire(1, 10, stats));
+        int wakeUps = 200;
+        Thread acknowledger = new Thread(() -> {
+            for (int i = 0; i < wakeUps; i++) { // acknowledgements of other tasks' records: no room for this one
+                sleepMs(1);
+                limit.release(0, 0);
+            }
+            limit.release(1, 10);
+        });
+        List<Long> flushes = new ArrayList<>();
+        long start = System.nanoTime();
+        acknowledger.start();
+
+        limit.acquire(1, 10, () -> flushes.add(System.nanoTime()), 10 * ONE_SECOND, stats);
+
+        long spacings = (System.nanoTime() - start) / OutstandingLimit.FLUSH_SPACING_NANOS;
+        assertTrue(flushes.size() + " flushes in " + wakeUps + " wake-ups over " + spacings + " spacings",
+            flushes.size() >= 1 && flushes.size() <= spacings + 1);
+        acknowledger.join();
+    }
+
+    @Test
     public void aBlockedRecordIsAdmittedWhenAnAcknowledgementReleasesRoom() throws Exception {
         OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
         TaskQueueStats stats = new TaskQueueStats();

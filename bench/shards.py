@@ -1,0 +1,198 @@
+"""Shard-count benchmark: the sink writing the same rows to streams of 8 to 4,096 shards, side by side.
+
+python bench/shards.py [--shards 8,1024,4096] [--records 300000] [--runs 3]
+
+One run of the orchestrator hosts the project's KinesisEndpoint (store=False, 127.0.0.1) with one
+stream per shard count, and starts, per stream, a child (bench/throughput.py's, a fresh JVM) that
+caches the rows, makes a one-row warm-up write (its producer starts and lists the stream: past 1,000
+shards in pages, as Kinesis pages ListShards), one untimed write of the whole workload, then --runs
+timed writes. Rows: 100 B, partition key "k<id>" (all distinct, so spread evenly over the hash space
+by MD5), written by the sink with aggregation=executor (grouped per shard from the stream's map).
+
+Per stream: records/s (median of the timed runs), the peak RSS of the JVM and of the KPL daemon, and
+what the endpoint stored (user records per Kinesis record). Writes bench/results/shards.{json,png};
+the targets (1,024 shards against 8: throughput >= 0.7, JVM and daemon peak RSS <= 1.5 x) are
+printed, with the table, by --report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from spark_kpl_testing.endpoint import KinesisEndpoint
+
+from throughput import (
+    KPL_TUNING,
+    ROOT,
+    _sha256,
+    machine,
+    run_process,
+    snapshot_jar,
+    summarize,
+    timed_runs,
+)
+
+RECORD_BYTES = 100
+#: The shard counts the targets compare: the largest against the smallest.
+BASE, TARGET = 8, 1024
+THROUGHPUT_SHARE, RSS_RATIO = 0.7, 1.5
+
+
+def stream_name(shards: int) -> str:
+    return f"bench-{shards}-shards"
+
+
+def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="spark-kpl-shards-"))
+    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "records": args.records,
+        "record_bytes": RECORD_BYTES, "kpl_tuning": KPL_TUNING, "results": []}
+    jar = Path(args.jar) if args.jar else snapshot_jar(work)
+    report["jar_sha256"] = _sha256(jar)
+    os.environ["SPARK_KPL_JAR"] = str(jar)
+    log = out / "shards.log"
+    log.write_text("")
+    endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
+    try:
+        options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
+        for shards in args.shards:
+            print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
+                  f"{args.runs})", flush=True)
+            command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", args.heap,
+                       "--producer", "sink", "--records", str(args.records), "--size", str(RECORD_BYTES),
+                       "--runs", str(args.runs + 1), "--options", json.dumps(options),
+                       "--stream", stream_name(shards)]
+            entry = run_process(command, log, timeout=900, counters=endpoint.stats, warmup=1)
+            entry.update(workload=f"shards_{shards}", producer="sink", shards=shards, record_bytes=RECORD_BYTES,
+                         records=args.records)
+            summarize(entry, RECORD_BYTES)
+            entry["cpu_us_per_record"] = cpu_per_record(entry)
+            report["results"].append(entry)
+            print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
+                                                        "returncode")}), flush=True)
+            (out / "shards.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    finally:
+        endpoint.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (out / "shards.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    return report
+
+
+def cpu_per_record(entry: Dict[str, Any]) -> Dict[str, float]:
+    """Median over the timed runs of each process kind's CPU µs per user record: unlike the rate, it
+    holds on a machine that other work keeps busy."""
+    runs = [r for r in timed_runs(entry) if r.get("cpu_seconds")]
+    kinds = sorted({kind for r in runs for kind in r["cpu_seconds"]})
+    return {kind: statistics.median(1e6 * r["cpu_seconds"].get(kind, 0.0) / r["records"] for r in runs)
+            for kind in kinds}
+
+
+def table(report: Dict[str, Any]) -> List[str]:
+    """The markdown table of the runs and the targets, 1,024 shards against 8."""
+    rows = [e for e in report["results"] if e.get("records_per_s")]
+    base = next((e for e in rows if e["shards"] == BASE), None)
+    lines = ["| shards | records/s median (min–max) | vs 8 shards | first write (cold) records/s | "
+             "peak RSS JVM MiB | peak RSS daemon MiB | user records per Kinesis record | "
+             "CPU µs per record: JVM / daemon / endpoint |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for e in rows:
+        rate = e["records_per_s"]
+        share = f"{rate['median'] / base['records_per_s']['median']:.2f}" if base else "–"
+        lines.append(f"| {e['shards']:,} | {rate['median']:,.0f} ({rate['min']:,.0f}–{rate['max']:,.0f}) | {share} | "
+                     f"{e.get('first_run_records_per_s', 0):,.0f} | {_mib(e, 'jvm')} | {_mib(e, 'daemon')} | "
+                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} | {_cpu(e)} |")
+    target = next((e for e in rows if e["shards"] == TARGET), None)
+    if base and target:
+        lines += ["", "| target (1,024 shards against 8) | measured | |", "|---|---:|---|"]
+        share = target["records_per_s"]["median"] / base["records_per_s"]["median"]
+        lines.append(f"| throughput ≥ {THROUGHPUT_SHARE} × | {share:.2f} | {_met(share >= THROUGHPUT_SHARE)} |")
+        for kind in ("jvm", "daemon"):
+            ratio = target["peak_rss_by_kind"][kind] / base["peak_rss_by_kind"][kind]
+            lines.append(f"| {kind} peak RSS ≤ {RSS_RATIO} × | {ratio:.2f} | {_met(ratio <= RSS_RATIO)} |")
+    return lines
+
+
+def _cpu(entry: Dict[str, Any]) -> str:
+    cpu = entry.get("cpu_us_per_record", {})
+    return " / ".join(f"{cpu[kind]:.2f}" if kind in cpu else "–" for kind in ("jvm", "daemon", "endpoint"))
+
+
+def _mib(entry: Dict[str, Any], kind: str) -> str:
+    return f"{entry['peak_rss_by_kind'].get(kind, 0) / 2**20:,.0f}"
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def plot(report: Dict[str, Any], out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [e for e in report["results"] if e.get("records_per_s")]
+    shards = [e["shards"] for e in rows]
+    fig, axes = plt.subplots(1, 4, figsize=(21, 4.5))
+    axes[0].errorbar(shards, [e["records_per_s"]["median"] for e in rows],
+                     yerr=[[e["records_per_s"]["median"] - e["records_per_s"]["min"] for e in rows],
+                           [e["records_per_s"]["max"] - e["records_per_s"]["median"] for e in rows]],
+                     marker="o", capsize=4)
+    axes[0].set_title("records/s (median, min–max)")
+    for kind in ("jvm", "daemon"):
+        axes[1].plot(shards, [e["peak_rss_by_kind"].get(kind, 0) / 2**20 for e in rows], marker="o", label=kind)
+    axes[1].set_title("peak RSS (MiB)")
+    axes[1].legend()
+    axes[2].plot(shards, [e.get("kinesis", {}).get("user_records_per_record", 0) for e in rows], marker="o")
+    axes[2].set_yscale("log")
+    axes[2].set_title("user records per Kinesis record")
+    for kind in ("jvm", "daemon", "endpoint"):
+        axes[3].plot(shards, [e.get("cpu_us_per_record", {}).get(kind, 0) for e in rows], marker="o", label=kind)
+    axes[3].set_title("CPU µs per record (median run)")
+    axes[3].legend()
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("shards")
+        if ax is not axes[2]:
+            ax.set_ylim(bottom=0)
+    fig.suptitle(f"{report['records']:,} records of {report['record_bytes']} B, distinct keys, local[2]")
+    fig.tight_layout()
+    fig.savefig(out / "shards.png", dpi=100)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[8, 1024, 4096])
+    parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
+    parser.add_argument("--heap", default="2g")
+    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
+    parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
+    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--report", action="store_true", help="print the table of OUT/shards.json and redraw the plot")
+    args = parser.parse_args()
+
+    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = json.loads((out / "shards.json").read_text()) if args.report else measure(args, out)
+    print("\n".join(table(report)))
+    plot(report, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
