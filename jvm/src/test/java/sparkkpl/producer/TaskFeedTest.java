@@ -100,8 +100,10 @@ public class TaskFeedTest {
         assertEquals(TaskFeed.BATCH_RECORDS, producer.usage().records());
     }
 
+    /** Looks for aged records once a minute: none comes during a test, however slow the machine. */
     private TaskFeed feed(TaskFeed.RefusalHandler onRefused) {
-        return new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, onRefused, RecordGrouping.ONE_BY_ONE, 100);
+        return new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, onRefused, RecordGrouping.ONE_BY_ONE,
+            60_000);
     }
 
     private static void addRows(TaskFeed feed, String... keys) throws Exception {
