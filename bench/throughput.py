@@ -379,12 +379,19 @@ def run_process(command: List[str], log: Path, timeout: float,
             "started": started}
 
 
-def machine() -> Dict[str, Any]:
+def bundled_kpl_version(jar: Path) -> str:
+    """The KPL release a built jar bundles, as its build recorded it."""
+    import zipfile
+    with zipfile.ZipFile(jar) as z:
+        return z.read("sparkkpl/kpl-version.txt").decode().strip()
+
+
+def machine(jar: Path) -> Dict[str, Any]:
     """The host, with the versions of everything measured."""
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     import pyspark
-    return {**host.facts(), "java": java,
-            "spark": pyspark.__version__, "kpl": f"1.0.9 (amazon-kinesis-producer, shaded in {JAR_NAME})",
+    return {**host.facts(), "java": java, "spark": pyspark.__version__,
+            "kpl": f"{bundled_kpl_version(jar)} (amazon-kinesis-producer, shaded in {jar.name})",
             "aiokpl": _version("aiokpl"), "boto3": _version("boto3")}
 
 
@@ -473,6 +480,8 @@ def main() -> int:
     parser.add_argument("--quota-records", type=int, default=200_000,
                         help="records of 100 B in the quota workload (0: not run)")
     parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--jar", type=Path, default=JAR,
+                        help="the spark-kpl jar measured (another build, e.g. on another KPL release)")
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")
     parser.add_argument("--fixed-heap", action="store_true",
                         help="every JVM's heap committed and touched at its maximum from the start (-Xms = -Xmx, "
@@ -500,15 +509,16 @@ def main() -> int:
     log.write_text("")
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-bench-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "stream_shards": SHARDS,
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "stream_shards": SHARDS,
         "kpl_tuning": KPL_TUNING, "sink_aggregation": SINK_AGGREGATION, "fixed_heap": args.fixed_heap, "results": [],
         "kpl_loop_settings": {}, "not_run": NOT_RUN}
     py = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap,
           *(["--fixed-heap"] if args.fixed_heap else [])]
     runs = args.warmup_runs + args.runs  # what each child makes
-    jar = snapshot_jar(work)  # others may rebuild build/libs meanwhile: every producer uses this copy
+    jar = snapshot_jar(work, args.jar)  # others may rebuild build/libs meanwhile: every producer uses this copy
     os.environ["SPARK_KPL_JAR"] = str(jar)
-    report["jar"] = {"path": str(JAR), "sha256": _sha256(jar)}
+    report["jar"] = {"path": str(args.jar), "sha256": _sha256(jar)}
+    report["machine"] = machine(jar)
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
     try:
         native_dir = work / "native"
@@ -642,19 +652,19 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def snapshot_jar(work: Path) -> Path:
+def snapshot_jar(work: Path, jar: Path) -> Path:
     """Copy the built jar once it is complete (a rebuild may be writing it)."""
     import zipfile
-    target = work / JAR.name
+    target = work / jar.name
     for _ in range(120):
         try:
-            shutil.copyfile(JAR, target)
+            shutil.copyfile(jar, target)
             with zipfile.ZipFile(target) as z:
                 z.getinfo("sparkkpl/shaded/software/amazon/kinesis/producer/KinesisProducer.class")
             return target
         except (OSError, KeyError, zipfile.BadZipFile):
             time.sleep(5)
-    raise SystemExit(f"{JAR} did not become a complete jar")
+    raise SystemExit(f"{jar} did not become a complete jar")
 
 
 def _save(report: Dict[str, Any], out: Path) -> None:

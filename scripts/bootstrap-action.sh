@@ -113,7 +113,7 @@ if [ -n "$package_sha256" ] && [ -d "$package_source" ]; then
 fi
 check_executor_user
 
-# The daemon in KPL 1.0.9 needs these glibc versions (read off the binaries with objdump -T).
+# The daemon in KPL 1.1.1 (as in 1.0.9) needs these glibc versions (read off the binaries with objdump -T).
 check_platform() {
   local arch needed have
   [ "$(uname -s)" = Linux ] || fail "the KPL ships a native daemon for Linux nodes only, not $(uname -s)"

@@ -148,6 +148,28 @@ def test_aggregation_asked_for_on_a_stream_that_places_records_itself_is_refused
     assert endpoint.records(name) == []
 
 
+def _descriptions(endpoint: KinesisEndpoint, stream: str) -> int:
+    """DescribeStreamSummary calls for the stream: the driver's look, and any KPL daemon's own."""
+    return sum(1 for body in endpoint.requests("DescribeStreamSummary") if body.get("StreamName") == stream
+               or str(body.get("StreamARN", "")).endswith("/" + stream))
+
+
+def test_the_daemon_is_told_how_the_stream_places_records(spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """KPL 1.1's daemon learns each stream's record distribution strategy itself; left to find it, it
+    describes the stream on its first record (one call per executor, against 20 a second per account)
+    and sends what comes meanwhile as if Kinesis placed it: aggregates without their explicit hash key,
+    stored in the wrong shard and sent again. Told the driver's answer, it never asks."""
+    endpoint.create_stream(name, shards=4)  # provisioned: records go where their keys say
+
+    result = spark_kpl.write(_rows(spark, 0, ROWS), name, partition_key="partitionKey", **endpoint.kpl_options())
+
+    assert result.records_written == ROWS and result.records_failed == 0
+    assert _descriptions(endpoint, name) == 1, "only the driver describes the stream"
+    stored = compare(_expected(0, ROWS), ((r.data, r.partition_key) for r in endpoint.records(name)))
+    assert stored.exactly_once, "stored: " + stored.summary()
+    assert compare(_expected(0, ROWS), ((r.data, r.partition_key) for r in _kcl_reads(endpoint, name))).exactly_once
+
+
 def test_a_split_under_concurrent_tasks_is_listed_once_per_change(
         spark, endpoint: KinesisEndpoint, name: str) -> None:
     """Two tasks of one executor JVM each notice the split in several misplaced aggregates; they share

@@ -53,7 +53,9 @@ shard map loads promptly). Shares are exact and evenly spread, not drawn at rand
 hits the 5th, 15th, 25th... call or record), so a test with few calls still meets each fault it
 asks for, and does so the same way every run.
 
-What the KPL 1.0.9 daemon sends (seen here): ``ListShards`` with ``{"StreamName", "MaxResults":
+What the KPL daemon (1.0.9 and 1.1.1) sends (seen here): 1.1.1 first ``DescribeStreamSummary`` with
+``{"StreamName"}`` on a stream's first record, unless its ``RecordDistributionStrategyDefault`` is set
+(then only every ``DescribeStreamSummaryIntervalMs``); ``ListShards`` with ``{"StreamName", "MaxResults":
 1000, "ShardFilter": {"Type": "AT_LATEST"}}`` (retried every ~5 s while it fails), then
 ``PutRecords`` with ``Expect: 100-continue`` (answered by ``http.server`` before the body is read),
 over one or two keep-alive connections, each signed over ``amz-sdk-invocation-id``,

@@ -26,7 +26,7 @@ public final class KplProperties {
     public static final String MAX_USER_RECORD_SIZE = "MaxUserRecordSize";
 
     /**
-     * Refused: KPL 1.0.9 hands its daemon the whole configuration on the command line (hex-encoded,
+     * Refused: the KPL (1.0.9 and 1.1.1) hands its daemon the whole configuration on the command line (hex-encoded,
      * not hidden), where every local user reads it ({@code ps}, {@code /proc/<pid>/cmdline}), and
      * logs that command line at DEBUG.
      */

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import sparkkpl.aggregation.AggregateBuilder;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 /**
  * One write's settings, resolved on the driver from {@code spark.kpl.*} config keys overlaid by
@@ -23,6 +24,7 @@ public final class WriteConfig implements Serializable {
     private static final long KPL_MIN_RECORD_BYTES = 64;
     private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
+    private static final String KPL_DISTRIBUTION_DEFAULT = "RecordDistributionStrategyDefault";
     private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
     private static final String KPL_LOG_LEVEL = "LogLevel";
@@ -212,7 +214,7 @@ public final class WriteConfig implements Serializable {
      * AUTO): Kinesis ignores partition and explicit hash keys there, so an aggregate lands in any
      * shard, where a KCL consumer drops its records. One Kinesis record per row then, and the KPL's
      * aggregation and shard prediction off (with prediction on, the KPL retries every record Kinesis
-     * placed elsewhere as "Wrong Shard" until it expires).
+     * placed elsewhere as "Wrong Shard" until it expires), its daemon told the stream is AUTO.
      *
      * @throws IllegalArgumentException when the user asked for aggregation, naming the stream and option
      */
@@ -234,6 +236,7 @@ public final class WriteConfig implements Serializable {
             kpl.remove(KPL_AGGREGATION_MAX_COUNT); // the sink's own setting, not the user's
         }
         kpl.put(KPL_AGGREGATION_ENABLED, "false");
+        kpl.putIfAbsent(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.AUTO.name());
         WriteConfig config = new WriteConfig(sink, kpl);
         config.validate();
         return config;
@@ -360,11 +363,18 @@ public final class WriteConfig implements Serializable {
         if (kpl.getUserRecordTimeoutInMillis() == 0) {
             kpl.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kpl));
         }
-        // KPL 1.0.9 keeps every outstanding record in a heap only to log the oldest one, and
-        // removes each acknowledged record by a linear scan: at a 100,000-record queue limit
-        // that halves throughput. Off unless asked for.
+        // The KPL (1.0.9, unchanged in 1.1.1) keeps every outstanding record in a heap only to log
+        // the oldest one, and removes each acknowledged record by a linear scan: at a 100,000-record
+        // queue limit that halves throughput. Off unless asked for.
         if (!kplProperties.containsKey("EnableOldestFutureTracker")) {
             kpl.setEnableOldestFutureTracker(false);
+        }
+        // KPL 1.1's daemon otherwise describes each stream on its first record, once per executor, and
+        // sends what arrives meanwhile as if Kinesis placed it (aggregates without their explicit hash
+        // key, stored in the wrong shard). The driver's look has the answer; an AUTO stream's write
+        // carries it as a property (withoutAggregationFor), every other stream places by key.
+        if (!kplProperties.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
+            kpl.setRecordDistributionStrategyDefault(RecordDistributionStrategyDefault.USER_PARTITION_KEY);
         }
         // Quiet by default: the daemon's warnings are per request and not the user's to act on.
         if (!kplLogsVerbosely()) {

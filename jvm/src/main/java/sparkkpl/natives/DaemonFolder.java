@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * {@code TempDirectory}). The pipes' paths are on the daemon's command line, so the folder also
  * tells which child processes of this JVM are that producer's daemons.
  *
- * <p>That is what {@link #destroy} needs. The KPL's own {@code destroy()} (KPL 1.0.9,
+ * <p>That is what {@link #destroy} needs. The KPL's own {@code destroy()} (KPL 1.0.9 and 1.1.1,
  * {@code Daemon.fatalError}) kills only a process it already holds: a daemon whose launch is still
  * under way when a producer closes (closed soon after it started, or while the KPL restarts a dead
  * daemon) is not its concern. Finding this producer's daemons by their command line makes "closed"

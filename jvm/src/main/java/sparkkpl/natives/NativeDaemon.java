@@ -28,7 +28,7 @@ import sparkkpl.util.OffTaskThread;
 public final class NativeDaemon {
 
     static final String RESOURCE_ROOT = "amazon-kinesis-producer-native-binaries";
-    /** The platforms the KPL 1.0.9 jar carries a daemon for, named as the KPL names them. */
+    /** The platforms the KPL jar (1.0.9 and 1.1.1 alike) carries a daemon for, named as the KPL names them. */
     static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64", "osx");
 
     /**

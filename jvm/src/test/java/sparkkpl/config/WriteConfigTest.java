@@ -14,6 +14,7 @@ import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 public class WriteConfigTest {
     private static WriteConfig resolve(String... keysAndValues) {
@@ -36,6 +37,17 @@ public class WriteConfigTest {
     }
 
     @Test
+    public void theDaemonIsToldHowTheStreamPlacesRecordsUnlessTheUserSaid() {
+        assertEquals(RecordDistributionStrategyDefault.USER_PARTITION_KEY,
+            resolve().producerConfiguration().getRecordDistributionStrategyDefault());
+        assertEquals(RecordDistributionStrategyDefault.AUTO,
+            resolve().withoutAggregationFor("s").producerConfiguration().getRecordDistributionStrategyDefault());
+        assertEquals(RecordDistributionStrategyDefault.AUTO, resolve("RecordDistributionStrategyDefault", "AUTO")
+            .producerConfiguration().getRecordDistributionStrategyDefault());
+        assertContains(errorOf("RecordDistributionStrategyDefault", "KEYS"), "KPL property 'RecordDistributionStrategyDefault'");
+    }
+
+    @Test
     public void badKplValuesNameThePropertyAndTheAllowedRange() {
         assertContains(errorOf("RecordMaxBufferedTime", "-5"), "KPL property 'RecordMaxBufferedTime'",
             "must be between 0 and 9223372036854775807");
@@ -45,7 +57,7 @@ public class WriteConfigTest {
         assertContains(errorOf("aggregationenabled", "perhaps"), "KPL property 'AggregationEnabled'", "true or false");
     }
 
-    /** KPL 1.0.9 puts its configuration on the daemon's command line: a password there is readable by every user. */
+    /** The KPL (1.0.9 and 1.1.1) puts its configuration on the daemon's command line: a password there is readable by every user. */
     @Test
     public void aProxyPasswordIsRefusedSayingWhy() {
         assertContains(errorOf("ProxyHost", "127.0.0.1", "proxypassword", "secret"), "KPL property 'ProxyPassword' is refused",
