@@ -135,6 +135,31 @@ def test_a_stream_that_places_records_itself_gets_one_row_per_kinesis_record(
     assert len({r.shard_id for r in after_switch}) == 4
 
 
+@pytest.mark.parametrize("keys", [{"partition_key": "partitionKey"}, {"partitioner": "random"}],
+                         ids=["row-keys", "sink-chosen-keys"])
+def test_a_stream_only_rows_name_that_places_records_itself_gets_one_row_per_kinesis_record(
+        spark, endpoint: KinesisEndpoint, name: str, keys: Dict[str, str]) -> None:
+    """The driver describes the write's own stream only; an executor describes a stream that only rows
+    name (once per JVM and 5 minutes), so it never builds aggregates for an AUTO stream, where Kinesis
+    would place each anywhere and a KCL consumer drop the records outside the storing shard's range."""
+    endpoint.create_stream(name, shards=4, on_demand=True)
+    endpoint.set_record_distribution(name, "AUTO")
+    row_keys = "partition_key" in keys
+    rows = _rows(spark, 0, 4000).withColumn("streamName", F.lit(name))
+    if not row_keys:
+        rows = rows.drop("partitionKey")
+
+    result = spark_kpl.write(rows, None, target_stream="streamName", **keys, **endpoint.kpl_options())
+
+    assert result.records_written == 4000 and result.records_failed == 0
+    stored = endpoint.records(name)
+    assert len(stored) == 4000 and all(r.sub_sequence_number is None for r in stored), "rows aggregated or repeated"
+    expected = _expected(0, 4000) if row_keys else dict.fromkeys(_expected(0, 4000), "")  # "": any sink-made key
+    kcl = kcl_view(stored, endpoint.hash_ranges(name))
+    report = compare(expected, ((r.data, r.partition_key if row_keys else "") for r in kcl))
+    assert report.exactly_once, "a KCL consumer: " + report.summary()
+
+
 def test_aggregation_asked_for_on_a_stream_that_places_records_itself_is_refused(
         spark, endpoint: KinesisEndpoint, name: str) -> None:
     endpoint.create_stream(name, shards=2, on_demand=True)

@@ -131,8 +131,13 @@ public final class ShardAggregator implements RecordGrouping {
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
-    /** Streams this task could not list (or route a key in): their records travel alone. */
+    /**
+     * Streams this task could not list (or route a key in), or that only rows name and Kinesis places
+     * records in itself (AUTO): their records travel alone.
+     */
     private final Set<String> unlisted = new HashSet<>();
+    /** Streams only rows name that this task found taking keys (not AUTO), and when it looked. */
+    private final Map<String, Long> rowStreamsChecked = new HashMap<>();
     private long openBytes;
     /** How many times {@link #sealAged} looked. */
     private long looks;
@@ -156,6 +161,10 @@ public final class ShardAggregator implements RecordGrouping {
     @Override
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
+        if (placesRecordsItself(record.stream())) {
+            ready.accept(KplRecord.alone(taskRecord));
+            return;
+        }
         boolean ownKey = sinkChoosesKeys && record.explicitHashKey() == null;
         byte[] partitionKey = record.partitionKey().getBytes(StandardCharsets.UTF_8); // once: hashed and written
         String shard = ownKey ? null : shardOf(record, partitionKey);
@@ -219,9 +228,6 @@ public final class ShardAggregator implements RecordGrouping {
      * stream fails them after RecordTtl, for failOnError and the dead letters).
      */
     private String shardOf(KinesisRecord record, byte[] partitionKey) {
-        if (unlisted.contains(record.stream())) {
-            return null;
-        }
         HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
@@ -244,6 +250,39 @@ public final class ShardAggregator implements RecordGrouping {
         }
         unlisted.add(record.stream());
         return null;
+    }
+
+    /**
+     * Whether the stream ignores keys (AUTO) or cannot be asked, so its records go alone: for a stream
+     * only rows name, from the JVM's description of it (the driver's look covers the write's own),
+     * asked again when the JVM's is older than {@link ShardMaps#DESCRIPTION_MAX_AGE_NANOS}.
+     */
+    private boolean placesRecordsItself(String stream) {
+        if (unlisted.contains(stream)) {
+            return true;
+        }
+        if (described.containsKey(stream)) {
+            return false;
+        }
+        Long checkedAt = rowStreamsChecked.get(stream);
+        if (checkedAt != null && System.nanoTime() - checkedAt < ShardMaps.DESCRIPTION_MAX_AGE_NANOS) {
+            return false;
+        }
+        try {
+            if (ShardMaps.describedForRows(config, stream).keysIgnored()) {
+                LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): this task sends "
+                    + "its rows one by one, not aggregated", stream);
+                unlisted.add(stream);
+                return true;
+            }
+        } catch (IOException e) {
+            LOG.warn("This task sends the records of stream '{}' one by one, not aggregated, as it could not learn "
+                + "how Kinesis places them (kinesis:DescribeStreamSummary): {}", stream, e.getMessage());
+            unlisted.add(stream);
+            return true;
+        }
+        rowStreamsChecked.put(stream, System.nanoTime());
+        return false;
     }
 
     /** The creation time the driver described the stream with, or null for a stream only rows name. */

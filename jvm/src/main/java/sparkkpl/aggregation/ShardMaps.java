@@ -27,6 +27,12 @@ public final class ShardMaps {
      * at the next write; this bounds what neither shows.
      */
     public static final long MAX_AGE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * How long a JVM trusts its description of a stream that only rows name: as long as KPL 1.1's
+     * daemon trusts its own (DescribeStreamSummaryIntervalMs), so the sink adds one call per JVM,
+     * stream and 5 minutes to Kinesis's 20 a second per account, as the daemon does.
+     */
+    static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     private record Key(Map<String, String> producer, String stream) {}
 
@@ -36,6 +42,10 @@ public final class ShardMaps {
         CompletableFuture<ShardMap> listing;
         String listingFor;
         long listingStarted;
+        /** Guards the description below, apart from the listing, which tasks must not wait behind. */
+        final Object describing = new Object();
+        StreamDescription description;
+        long describedAt;
     }
 
     private static final Map<Map<String, String>, StreamApi> APIS = new ConcurrentHashMap<>();
@@ -91,11 +101,33 @@ public final class ShardMaps {
         return await(listing, stream);
     }
 
+    /**
+     * A stream that only rows name, as Kinesis describes it: one {@code DescribeStreamSummary} per JVM,
+     * stream and {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks. The driver describes
+     * the write's own stream; no one else tells executors that a stream rows name places records
+     * itself (AUTO), where aggregates would be dropped in part by KCL consumers.
+     *
+     * @throws IOException when the call fails, naming the stream
+     */
+    public static StreamDescription describedForRows(WriteConfig config, String stream) throws IOException {
+        Slot slot = slot(config, stream);
+        synchronized (slot.describing) {
+            if (slot.description == null || System.nanoTime() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
+                slot.description = api(config).describe(stream);
+                slot.describedAt = System.nanoTime();
+            }
+            return slot.description;
+        }
+    }
+
+    private static StreamApi api(WriteConfig config) {
+        return APIS.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config));
+    }
+
     private static void list(WriteConfig config, String stream, String created, Slot slot,
                              CompletableFuture<ShardMap> listing) {
         try {
-            ShardMap listed = APIS.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config))
-                .listShards(stream, created);
+            ShardMap listed = api(config).listShards(stream, created);
             synchronized (slot) {
                 slot.latest = listed;
             }

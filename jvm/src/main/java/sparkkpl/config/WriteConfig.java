@@ -210,6 +210,21 @@ public final class WriteConfig implements Serializable {
     }
 
     /**
+     * This write's settings when rows name their streams: the driver describes the option's stream
+     * only, so KPL 1.1's daemon describes each stream itself (UNSET) unless the user said how. Told
+     * every stream places by key, it would predict shards on a stream rows name that is AUTO and send
+     * again, as "Wrong Shard", every row Kinesis placed elsewhere.
+     */
+    public WriteConfig withStreamsTheDaemonDescribes() {
+        if (kplProperties.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
+            return this;
+        }
+        TreeMap<String, String> kpl = new TreeMap<>(kplProperties);
+        kpl.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.UNSET.name());
+        return new WriteConfig(new EnumMap<>(sinkOptions), kpl);
+    }
+
+    /**
      * This write's settings for a stream that places records itself (record distribution strategy
      * AUTO): Kinesis ignores partition and explicit hash keys there, so an aggregate lands in any
      * shard, where a KCL consumer drops its records. One Kinesis record per row then, and the KPL's

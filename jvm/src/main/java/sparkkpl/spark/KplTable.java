@@ -49,10 +49,11 @@ final class KplTable implements SupportsWrite {
     /** Runs on the driver: options and config keys are resolved and checked here, before any task. */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        WriteConfig config = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
-        refuseSpeculationUnlessAllowed(config);
-        PayloadFormat format = PayloadFormat.resolve(config, SparkSession.active());
+        WriteConfig resolved = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
+        refuseSpeculationUnlessAllowed(resolved);
+        PayloadFormat format = PayloadFormat.resolve(resolved, SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
+        WriteConfig config = layout.namesStreams() ? resolved.withStreamsTheDaemonDescribes() : resolved;
         if (config.get(SinkOption.STREAM_NAME).isEmpty() && !layout.namesStreams()) {
             throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
