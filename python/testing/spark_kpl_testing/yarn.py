@@ -50,6 +50,11 @@ def _java() -> str:
     return os.path.join(java_home(), "bin", "java")
 
 
+def _is_executor_jvm(arguments: List[str]) -> bool:
+    """The executor's JVM, not the shell lines of its container's launch script that name it too."""
+    return bool(arguments) and arguments[0].endswith("/java") and any(_EXECUTOR_MARK in arg for arg in arguments)
+
+
 class MiniHadoop(Service):
     """YARN with ``node_managers`` NodeManagers, and HDFS, as one JVM of ours."""
 
@@ -143,7 +148,8 @@ class MiniHadoop(Service):
         env = loopback_env()
         env.pop("PYTHONPATH", None)
         env.update(HADOOP_CONF_DIR=str(self.conf_dir), YARN_CONF_DIR=str(self.conf_dir), SPARK_HOME=spark_home(),
-                   SPARK_CONF_DIR=str(spark_conf_dir), SPARK_LOCAL_IP=LOOPBACK)
+                   SPARK_CONF_DIR=str(spark_conf_dir), SPARK_LOCAL_IP=LOOPBACK,
+                   PATH=os.pathsep.join([os.path.join(spark_home(), "bin"), env.get("PATH", "")]))
         return env
 
     def spark_conf(self, python: str = sys.executable) -> Dict[str, str]:
@@ -182,7 +188,7 @@ class MiniHadoop(Service):
         """Executor JVMs now running in this cluster's containers."""
         if self._process is None:
             return []
-        return sorted(pid for pid in descendants(self._process.pid) if _EXECUTOR_MARK in " ".join(cmdline(pid)))
+        return sorted(pid for pid in descendants(self._process.pid) if _is_executor_jvm(cmdline(pid)))
 
     def daemon_binaries(self) -> Set[Path]:
         """The files the KPL daemons now running in this cluster's containers were started from."""
