@@ -154,7 +154,14 @@ def test_spark_submit_to_yarn_writes_every_row_once_and_containers_share_one_dae
     assert len(watch.executors) >= 2, watch.executors
     # One copy per user on the node, outside every container's folder (which YARN deletes at its end).
     assert not daemons_in_containers(hadoop, watch.seen), f"daemons placed in containers: {sorted(watch.seen)}"
-    assert watch.seen == {next((node_tmp / f"spark-kpl-{getpass.getuser()}").glob(f"*/{DAEMON}"))}, watch.seen
+    assert watch.seen == {shared_daemon(node_tmp)}, watch.seen
+
+
+def shared_daemon(node_tmp: Path) -> Path:
+    """The one copy a user's containers on the node place, under the node's temp dir."""
+    placed = list((node_tmp / f"spark-kpl-{getpass.getuser()}").glob(f"*/{DAEMON}"))
+    assert len(placed) == 1, placed
+    return placed[0]
 
 
 def test_containers_run_the_daemon_the_bootstrap_action_placed(hadoop, endpoint, ep_stream, shipped, bare_python,
@@ -192,7 +199,7 @@ def test_dead_letters_go_to_hdfs_and_read_back(hadoop, endpoint, ep_stream, ship
                     maxRecordBytes="12")
     result = submit(hadoop, conf, {**shipped, "DEPLOY_MODE": "client", "STREAM": ep_stream, "ROWS": "2000"})
     assert (result["records_written"], result["records_failed"]) == (1000, 1000)
-    letters = [json.loads(line) for line in hadoop.fs_shell("-cat", f"{dead}/*").splitlines() if line.strip()]
+    letters = [json.loads(line) for line in hadoop.fs_shell("-cat", f"{dead}/*").splitlines() if line.startswith("{")]
     assert sorted(base64.b64decode(letter["data"]) for letter in letters) == sorted(
         f"row-{i}".encode() for i in range(1000, 2000))
     assert {letter["errorCode"] for letter in letters} == {"RecordTooLarge"}
@@ -220,12 +227,18 @@ def test_an_executor_container_killed_mid_write_loses_nothing_and_duplicates_car
             outcome["error"] = failure
 
     writer = threading.Thread(target=run, daemon=True)
-    writer.start()
-    stored_at_kill = wait_for(lambda: len(endpoint.records(ep_stream)) >= 600 and len(endpoint.records(ep_stream)),
-                              300, "the write to be under way")
-    victim = hadoop.executor_pids()[0]
-    os.kill(victim, signal.SIGKILL)
-    writer.join(timeout=400)
+    with DaemonWatch(hadoop) as watch:
+        writer.start()
+        stored_at_kill = wait_for(lambda: len(endpoint.records(ep_stream)) >= 600 and len(endpoint.records(ep_stream)),
+                                  300, "the write to be under way")
+        victim = hadoop.executor_pids()[0]
+        victims_container = Path(os.readlink(f"/proc/{victim}/cwd"))
+        shared = shared_daemon(node_tmp)
+        shared_as = shared.stat()
+        os.kill(victim, signal.SIGKILL)
+        # The NodeManager cleans up the dead container while the other executors' daemons keep running.
+        wait_for(lambda: not victims_container.exists(), 120, f"{victims_container} to be cleaned up")
+        writer.join(timeout=400)
     assert not writer.is_alive(), "the submit did not finish"
     assert "error" not in outcome, outcome.get("error")
     assert rows - stored_at_kill >= 1000, f"only {rows - stored_at_kill} records could be in flight at the kill"
@@ -240,3 +253,5 @@ def test_an_executor_container_killed_mid_write_loses_nothing_and_duplicates_car
           f"{duplicates} duplicates by record id")
     report = compare(expected_rows(rows), ((dedup.strip(r.data), r.partition_key) for r in first_of_each.values()))
     assert report.exactly_once, report.summary()
+    assert watch.seen == {shared}, watch.seen
+    assert (shared.stat().st_ino, shared.stat().st_ctime_ns) == (shared_as.st_ino, shared_as.st_ctime_ns)
