@@ -9,8 +9,9 @@
 #      dependencies: nothing is taken from an index);
 #   4. pre-places the native daemon where executors look for it, as the executors' user, with the
 #      jar's own placement (the code executors run), so the folder passes their owner checks.
-# Then point Spark at both (spark-defaults.conf): spark.jars <root>/lib/spark-kpl.jar and, where the
-# executors' java.io.tmpdir is not /tmp (YARN containers), spark.kpl.nativeDir <native dir>.
+# Then point Spark at both (spark-defaults.conf): spark.jars <root>/lib/spark-kpl.jar and, with
+# --native-dir, spark.kpl.nativeDir <native dir>. (Without it the daemon goes to /tmp/spark-kpl-<user>,
+# where executors look by default, in YARN containers too.)
 #
 # Usage: bootstrap-action.sh --jar JAR --package PKG [--jar-sha256 HEX] [--package-sha256 HEX]
 #          [--executor-user USER] [--root DIR] [--native-dir DIR] [--python PY]
@@ -22,7 +23,7 @@ set -euo pipefail
 umask 022  # executors, whoever they run as, read the jar and the installed package
 
 root=/opt/spark-kpl
-native_dir=""  # empty: where executors look by default, <java.io.tmpdir>/spark-kpl-<user>
+native_dir=""  # empty: where executors look by default, /tmp/spark-kpl-<user>
 python=python3
 jar_source=""
 jar_sha256=""
@@ -220,4 +221,4 @@ daemon=$(cd / && ${executor_user_command[@]+"${executor_user_command[@]}"} \
   "$python" -m spark_kpl extract-native "${native_args[@]}")
 say "native daemon ready at $daemon (owned by $(stat -c %U "$daemon"))"
 say "add to spark-defaults.conf: spark.jars $jar"
-say "and, where executors' java.io.tmpdir is not /tmp (YARN): spark.kpl.nativeDir $(dirname "$(dirname "$daemon")")"
+[ -z "$native_dir" ] || say "and: spark.kpl.nativeDir $native_dir"

@@ -24,7 +24,7 @@ public enum SinkOption {
         "How long a task waits at commit for Kinesis to acknowledge its own records before failing "
             + "with the number still outstanding."),
     NATIVE_DIR("nativeDir", null,
-        "Per-user folder where the KPL's native daemon is placed (default <java.io.tmpdir>/spark-kpl-<user>)."),
+        "Per-user folder where the KPL's native daemon is placed (default <java.io.tmpdir>/spark-kpl-<user>; in a YARN container, <$TMPDIR or /tmp>/spark-kpl-<user>)."),
     PRODUCER_IDLE_TIMEOUT_MS("producerIdleTimeoutMs", "60000",
         "How long an executor keeps an unused producer (and its daemon) before closing it."),
     SHUTDOWN_FLUSH_TIMEOUT_MS("shutdownFlushTimeoutMs", "30000",

@@ -30,6 +30,8 @@ public final class NativeDaemon {
     static final String RESOURCE_ROOT = "amazon-kinesis-producer-native-binaries";
     /** The platforms the KPL jar (1.0.9 and 1.1.1 alike) carries a daemon for, named as the KPL names them. */
     static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64", "osx");
+    /** Set by the NodeManager in every YARN container's environment. */
+    static final String YARN_CONTAINER_ENV = "CONTAINER_ID";
 
     /**
      * All placing runs here, never on the caller's thread: an interrupt of a task thread would close a
@@ -45,10 +47,25 @@ public final class NativeDaemon {
 
     private NativeDaemon() {}
 
-    /** {@code <java.io.tmpdir>/spark-kpl-<user.name>}: one folder per user, never shared between users. */
+    /**
+     * {@code <java.io.tmpdir>/spark-kpl-<user.name>}: one folder per user, never shared between users.
+     * In a YARN container, whose {@code java.io.tmpdir} is the container's own folder (deleted when it
+     * ends), {@code <$TMPDIR, else /tmp>/spark-kpl-<user.name>} instead: the node's temp folder, so
+     * that a user's containers on one node place one copy (86 MB), and no container's clean-up removes
+     * the daemon another container runs.
+     */
     public static Path defaultDir() {
-        String user = System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_");
-        return Paths.get(System.getProperty("java.io.tmpdir"), "spark-kpl-" + user);
+        return defaultDir(System.getenv(), System.getProperty("java.io.tmpdir"), System.getProperty("user.name"));
+    }
+
+    static Path defaultDir(Map<String, String> env, String javaTmpDir, String userName) {
+        String user = userName.replaceAll("[^A-Za-z0-9._-]", "_");
+        String base = javaTmpDir;
+        if (env.containsKey(YARN_CONTAINER_ENV)) {
+            String nodeTmp = env.get("TMPDIR");
+            base = nodeTmp == null || nodeTmp.isBlank() ? "/tmp" : nodeTmp;
+        }
+        return Paths.get(base, "spark-kpl-" + user);
     }
 
     /**

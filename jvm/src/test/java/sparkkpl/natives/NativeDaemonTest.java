@@ -20,6 +20,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.Rule;
@@ -272,6 +273,16 @@ public class NativeDaemonTest {
     public void defaultDirIsPerUserUnderTheJavaTempDir() {
         Path tmpdir = Paths.get(System.getProperty("java.io.tmpdir"));
         assertEquals(tmpdir.resolve("spark-kpl-" + System.getProperty("user.name")), NativeDaemon.defaultDir());
+    }
+
+    @Test
+    public void inAYarnContainerTheDefaultDirIsPerUserUnderTheNodesTempDirNotTheContainers() {
+        String containerTmp = "/data/nm/usercache/hadoop/appcache/application_1_0001/container_1_0001_01_000002/tmp";
+        Map<String, String> container = Map.of("CONTAINER_ID", "container_1_0001_01_000002");
+        assertEquals(Paths.get("/tmp/spark-kpl-hadoop"), NativeDaemon.defaultDir(container, containerTmp, "hadoop"));
+        Map<String, String> withTmpDir = Map.of("CONTAINER_ID", "container_1_0001_01_000002", "TMPDIR", "/mnt/tmp");
+        assertEquals(Paths.get("/mnt/tmp/spark-kpl-hadoop"), NativeDaemon.defaultDir(withTmpDir, containerTmp, "hadoop"));
+        assertEquals(Paths.get("/var/tmp/spark-kpl-a_b"), NativeDaemon.defaultDir(Map.of(), "/var/tmp", "a/b"));
     }
 
     private static DaemonPlacement.Bundled bundledForThisPlatform() {
