@@ -32,6 +32,7 @@ from typing import Any, Dict, List
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
 from throughput import (
+    JAR,
     KPL_TUNING,
     ROOT,
     _sha256,
@@ -55,9 +56,10 @@ def stream_name(shards: int) -> str:
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-shards-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(), "records": args.records,
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "records": args.records,
         "record_bytes": RECORD_BYTES, "kpl_tuning": KPL_TUNING, "results": []}
-    jar = Path(args.jar) if args.jar else snapshot_jar(work)
+    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
+    report["machine"] = machine(jar)
     report["jar_sha256"] = _sha256(jar)
     os.environ["SPARK_KPL_JAR"] = str(jar)
     log = out / "shards.log"
