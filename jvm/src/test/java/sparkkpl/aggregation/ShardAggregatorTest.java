@@ -7,6 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.Test;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.producer.KinesisRecord;
@@ -16,8 +19,16 @@ import sparkkpl.producer.TaskRecord;
 /** A task's grouping with sink-chosen keys (no shard map needed): one open aggregate per stream. */
 public class ShardAggregatorTest {
     private static final byte[] DATA = new byte[10_000];
+    /**
+     * The streams the tests write to ("s", "one", "two", and "s0" to "s9999" as many targets), as if the driver had
+     * described them: a stream only rows name would be described by the task, over the network.
+     */
+    private static final Map<String, StreamDescription> DESCRIBED = Stream.concat(Stream.of("s", "one", "two"),
+            IntStream.range(0, 10_000).mapToObj(i -> "s" + i))
+        .collect(Collectors.toMap(name -> name,
+            name -> new StreamDescription(name, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB)));
     private final ShardAggregator aggregator =
-        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true, Map.of());
+        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true, DESCRIBED);
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -122,7 +133,7 @@ public class ShardAggregatorTest {
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
         ShardAggregator capped = new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("queueLimit", "3",
-            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true, Map.of());
+            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true, DESCRIBED);
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);
