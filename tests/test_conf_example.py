@@ -102,6 +102,7 @@ def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) ->
         "spark.kpl.ConnectTimeout": "7000",
         "spark.kpl.CredentialsRefreshDelay": "4000",
         "spark.kpl.DaemonHealthCheckTimeoutMs": "40000",
+        "spark.kpl.DescribeStreamSummaryIntervalMs": "120000",
         "spark.kpl.EnableCoreDumps": "true",
         "spark.kpl.EnableDaemonHealthCheck": "true",
         # Its KPL default, but the sink turns it off unless the key is given: so seen only if it arrived.
@@ -114,6 +115,7 @@ def producer_and_write_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) ->
         "spark.kpl.MetricsNamespace": "SparkKplConfExample",
         "spark.kpl.MetricsUploadDelay": "30000",
         "spark.kpl.RateLimit": "120",
+        "spark.kpl.RecordDistributionStrategyDefault": "USER_PARTITION_KEY",  # the stream's: it places by key
         "spark.kpl.RecordMaxBufferedTime": "50",
         "spark.kpl.RecordTtl": "60000",
         "spark.kpl.RequestTimeout": "8000",
