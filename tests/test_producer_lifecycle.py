@@ -33,7 +33,10 @@ def test_a_normal_jvm_exit_delivers_every_accepted_record(kinesis, stream, tmp_p
     options = {**kinesis.kpl_options(), "RecordMaxBufferedTime": "60000", "nativeDir": str(tmp_path / "native")}
     run = run_java_main(test_programs, "sparkkpl.producer.ShutdownFlushMain", stream, str(count),
                         *as_arguments(options))
-    assert f"added {count}, acknowledged so far 0" in run.stdout
+    # Before exit the KPL may have sent a full PutRecords batch or two (a loaded machine is slow to get
+    # there); the rest, most of them, only the shutdown flush can deliver.
+    acknowledged = int(re.search(rf"added {count}, acknowledged so far (\d+)", run.stdout).group(1))
+    assert acknowledged < count // 2, run.stdout
     expected = {f"exit-{i}".encode(): f"key-{i}" for i in range(count)}
     report = compare(expected, ((r.data, r.partition_key) for r in kinesis.read_records(stream)))
     assert report.at_least_once, report.summary()
