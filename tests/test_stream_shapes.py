@@ -6,9 +6,10 @@ sparse key from a slow source, and a stream's own maximum record size (docs/aggr
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
-from typing import Dict, Iterator, Tuple
+from typing import Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 from pyspark.sql import functions as F
@@ -17,6 +18,7 @@ import spark_kpl
 from spark_kpl import dedup
 from spark_kpl_testing.delivery import compare, kcl_view, without_repeated_kinesis_records, write_in_background
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.endpoint.streams import HASH_SPACE
 from spark_kpl_testing.polling import wait_for
 
 #: The sink's Kinesis side: no Spark line changes it, so scripts/test.sh runs it on the 4.1 line only.
@@ -37,19 +39,29 @@ def name(endpoint: KinesisEndpoint) -> Iterator[str]:
         endpoint.delete_stream(stream)
 
 
-def _rows(spark, first: int, count: int, partitions: int = 2, pause_every: int = 0):
-    """Rows ``first`` to ``first + count``, keyed by one of KEYS keys; with ``pause_every``, every such row
-    sleeps 15 ms in its task (Thread.sleep by reflection, its answer cut to ''), so the write lasts seconds."""
+def _rows(spark, first: int, count: int, partitions: int = 2, pause_every: int = 0, keys: Sequence[str] = ()):
+    """Rows ``first`` to ``first + count``, keyed by one of KEYS keys (of ``keys``, if given); with
+    ``pause_every``, every such row sleeps 15 ms in its task (Thread.sleep by reflection, its answer cut
+    to ''), so the write lasts seconds."""
     data = F.format_string("%08d", F.col("id"))
     if pause_every:
         sleep = f"reflect('java.lang.Thread', 'sleep', cast(if(id % {pause_every} = 0, 15, 0) as bigint))"
         data = F.concat(data, F.substring(F.expr(sleep), 1, 0))
+    key = (F.element_at(F.array(*map(F.lit, keys)), (F.col("id") % len(keys) + 1).cast("int")) if keys
+           else F.format_string("user-%d", F.col("id") % KEYS))
     return spark.range(first, first + count, numPartitions=partitions).select(
-        data.alias("data"), F.format_string("user-%d", F.col("id") % KEYS).alias("partitionKey"))
+        data.alias("data"), key.alias("partitionKey"))
 
 
-def _expected(first: int, count: int) -> Dict[bytes, str]:
-    return {b"%08d" % i: f"user-{i % KEYS}" for i in range(first, first + count)}
+def _expected(first: int, count: int, keys: Sequence[str] = ()) -> Dict[bytes, str]:
+    return {b"%08d" % i: keys[i % len(keys)] if keys else f"user-{i % KEYS}" for i in range(first, first + count)}
+
+
+def _keys_hashed_below(limit: int, count: int) -> List[str]:
+    """``count`` partition keys whose hash key (the MD5 of the key, as Kinesis takes it) is below ``limit``."""
+    keys = (f"user-{i}" for i in itertools.count())
+    return list(itertools.islice(
+        (key for key in keys if int.from_bytes(hashlib.md5(key.encode()).digest(), "big") < limit), count))
 
 
 def _kcl_reads(endpoint: KinesisEndpoint, stream: str):
@@ -218,6 +230,29 @@ def test_a_split_under_concurrent_tasks_is_listed_once_per_change(
     # The tasks: one listing before the split and one per change seen after it (at most a few more
     # while ListShards does not show the children yet); the KPL daemon: one at start, one per change.
     assert listings <= 6
+
+
+def test_children_listed_late_after_a_split_do_not_make_the_sink_send_stored_rows_again(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Right after a split, ListShards may not show the children yet (it is eventually consistent); here
+    the sink's listings show the stream as before the split for 1.5 s, the KPL daemon's do not. Every
+    key hashes into the lower child, so each aggregate built for the parent and stored in that child
+    stands for a KCL consumer: the sink lists again, with pauses, until it sees the child, and sends no
+    row a second time."""
+    endpoint.create_stream(name, shards=1)
+    endpoint.list_late(name, 1.5, "spark-kpl/")
+    keys = _keys_hashed_below(HASH_SPACE // 2, KEYS)
+    rows = 40_000
+    thread, outcome = write_in_background(spark, _rows(spark, 0, rows, pause_every=100, keys=keys), name,
+                                          **endpoint.kpl_options())
+    wait_for(lambda: len(endpoint.records(name)) >= rows // 4, 60, "a quarter of the rows stored", every=0.1)
+    endpoint.split_shard(name, "shardId-000000000000", HASH_SPACE // 2)
+    thread.join(120)
+
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["result"].records_written == rows
+    report = compare(_expected(0, rows, keys), ((r.data, r.partition_key) for r in _kcl_reads(endpoint, name)))
+    assert report.exactly_once, "a KCL consumer: " + report.summary()
 
 
 def test_list_shards_throttled_is_waited_out(spark, endpoint: KinesisEndpoint, name: str) -> None:

@@ -46,7 +46,9 @@ Fault knobs (:class:`Faults`, settable at any time with :meth:`KinesisEndpoint.s
 - ``reset_rate``: a share of calls read and then answered with a TCP reset, nothing stored;
 - ``latency``: seconds added to each call;
 - :meth:`KinesisEndpoint.outage`: for N seconds every new connection and every request on an open
-  one is reset, whatever the operation.
+  one is reset, whatever the operation;
+- :meth:`KinesisEndpoint.list_late`: one caller's ``ListShards`` (by its User-Agent) shows a stream as
+  before each split or merge for N seconds after it, as an eventually consistent listing may.
 
 The call-level faults apply to ``Faults.operations`` (by default ``PutRecords`` only, so the daemon's
 shard map loads promptly). Shares are exact and evenly spread, not drawn at random (a share of 0.1

@@ -61,6 +61,8 @@ class KinesisApi:
         self._deleted: Dict[str, Stream] = {}
         #: stream name -> stored records after which the stream is deleted (see delete_stream_after)
         self._delete_after: Dict[str, int] = {}
+        #: stream name -> (seconds, User-Agent part): whose ListShards lags how long behind a reshard
+        self._late_listers: Dict[str, Tuple[float, str]] = {}
         self._operations: Dict[str, Callable[[Dict[str, Any]], Answer]] = {
             "PutRecords": self._put_records,
             "PutRecord": self._put_record,
@@ -78,8 +80,9 @@ class KinesisApi:
             "UpdateMaxRecordSize": self._update_max_record_size_call,
         }
 
-    def call(self, operation: str, body: bytes) -> Answer:
-        """Answer one call; raises :class:`ApiError` for an error answer."""
+    def call(self, operation: str, body: bytes, user_agent: str = "") -> Answer:
+        """Answer one call from a caller that names itself ``user_agent``; raises :class:`ApiError` for an
+        error answer."""
         try:
             # orjson: json.loads took 40 % of the endpoint's CPU in benchmarks, orjson half that
             payload = orjson.loads(body) if body else {}
@@ -92,6 +95,8 @@ class KinesisApi:
             raise ApiError(400, "UnknownOperationException", f"unsupported operation {operation}")
         if operation not in PUT_OPERATIONS:
             self._counters.request(operation, payload)
+        if operation == "ListShards":  # the one answer that depends on who asks (see list_late)
+            return self._list_shards(payload, user_agent)
         return serve(payload)
 
     # -- streams, for the endpoint's owner ----------------------------------------------------
@@ -149,6 +154,10 @@ class KinesisApi:
     def merge_shards(self, stream: str, shard_id: Any, adjacent_shard_id: Any) -> None:
         with self._lock:
             self._stream({"StreamName": stream}).merge(shard_id, adjacent_shard_id)
+
+    def list_late(self, stream: str, seconds: float, user_agent: str) -> None:
+        with self._lock:
+            self._late_listers[stream] = (seconds, user_agent)
 
     def set_record_distribution(self, stream: str, strategy: str) -> None:
         with self._lock:
@@ -236,7 +245,7 @@ class KinesisApi:
                 del self._streams[stream.name]
         return results
 
-    def _list_shards(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+    def _list_shards(self, payload: Dict[str, Any], user_agent: str = "") -> Dict[str, Any]:
         token = payload.get("NextToken")
         if token is not None:
             if "StreamName" in payload or "StreamCreationTimestamp" in payload:
@@ -254,25 +263,33 @@ class KinesisApi:
             offset = 0
             shard_filter = payload.get("ShardFilter")
         with self._lock:
-            shards = list(stream.all_shards)
+            described, closed = self._listing(stream, user_agent)
+        shards = list(zip(described, closed))
         after = payload.get("ExclusiveStartShardId")
         if isinstance(shard_filter, dict):
             kind = shard_filter.get("Type")
             if kind == "AFTER_SHARD_ID":
                 after = shard_filter.get("ShardId")
             elif kind == "AT_LATEST":
-                shards = [s for s in shards if not s.closed]
+                shards = [(shard, was_closed) for shard, was_closed in shards if not was_closed]
             elif kind not in ("AT_TRIM_HORIZON", "FROM_TRIM_HORIZON", "AT_TIMESTAMP", "FROM_TIMESTAMP"):
                 raise ApiError(400, "InvalidArgumentException", f"bad ShardFilter Type {kind!r}")
             # Records are never trimmed here: the other filters select every shard, closed ones too.
         if after is not None:
-            shards = [s for s in shards if s.shard_id > after]
+            shards = [(shard, was_closed) for shard, was_closed in shards if shard["ShardId"] > after]
         limit = _limit(payload, "MaxResults", 1000)
-        page = shards[offset: offset + limit]
-        answer: Dict[str, Any] = {"Shards": [s.describe() for s in page]}
+        answer: Dict[str, Any] = {"Shards": [shard for shard, _ in shards[offset: offset + limit]]}
         if offset + limit < len(shards):
             answer["NextToken"] = base64.b64encode(json.dumps([stream.name, offset + limit]).encode()).decode()
         return answer
+
+    def _listing(self, stream: Stream, user_agent: str) -> Tuple[List[Dict[str, Any]], List[bool]]:
+        """Every shard of ``stream`` as this caller's ListShards sees it, and which are closed: as before
+        the latest split or merge while a lag set by :meth:`list_late` for the caller has not passed."""
+        lag = self._late_listers.get(stream.name)
+        if lag is not None and lag[1] in user_agent and time.monotonic() - stream.resharded_at < lag[0]:
+            return stream.listing_before_reshard
+        return [s.describe() for s in stream.all_shards], [s.closed for s in stream.all_shards]
 
     def _describe_stream_summary(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         return {"StreamDescriptionSummary": self._stream(payload).summary()}

@@ -173,6 +173,14 @@ class KinesisEndpoint(Service):
         """Merge two adjacent open shards as Kinesis's MergeShards does."""
         self._api.merge_shards(stream, shard_id, adjacent_shard_id)
 
+    def list_late(self, stream: str, seconds: float, user_agent: str) -> None:
+        """From now on, ListShards of ``stream`` from callers whose User-Agent contains ``user_agent`` shows
+        the shards as they were before each split or merge until ``seconds`` after it. Kinesis's ListShards
+        is eventually consistent; the lag given to one caller (the sink's lister, "spark-kpl/") lets a
+        test see what that caller does with it while the KPL's daemon, whose retries of records stored in
+        an unexpected shard would outlast the lag, lists the shards as they are."""
+        self._api.list_late(stream, seconds, user_agent)
+
     def hash_ranges(self, stream: str) -> Dict[str, Tuple[int, int]]:
         """Shard id -> (starting, ending hash key) of every shard of ``stream``, closed ones too."""
         return self._api.hash_ranges(stream)
@@ -298,7 +306,7 @@ class KinesisEndpoint(Service):
             self._fail(request, ApiError(400, "LimitExceededException", f"Rate exceeded for {operation}."))
         else:
             try:
-                answer = self._api.call(operation, body)
+                answer = self._api.call(operation, body, request.headers.get("User-Agent", ""))
             except ApiError as error:
                 self._fail(request, error)
                 return

@@ -81,6 +81,10 @@ class Stream:
             Shard(i, i * width, HASH_SPACE - 1 if i == shard_count - 1 else (i + 1) * width - 1)
             for i in range(shard_count)
         ]
+        #: The shards as ListShards showed them before the latest split or merge, and when that came:
+        #: what a listing that lags behind it shows (see KinesisApi.list_late).
+        self.listing_before_reshard: Tuple[List[Dict[str, Any]], List[bool]] = ([], [])
+        self.resharded_at = float("-inf")
         self._index_open_shards()
 
     def _index_open_shards(self) -> None:
@@ -150,6 +154,8 @@ class Stream:
         self._replace([first, second], [(first.start, second.end)])
 
     def _replace(self, closing: List[Shard], ranges: List[Tuple[int, int]]) -> None:
+        self.listing_before_reshard = ([s.describe() for s in self.all_shards], [s.closed for s in self.all_shards])
+        self.resharded_at = time.monotonic()
         parents = tuple(s.shard_id for s in closing)
         for shard in closing:
             shard.closed = True

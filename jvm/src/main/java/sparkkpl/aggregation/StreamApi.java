@@ -53,6 +53,8 @@ public final class StreamApi implements AutoCloseable {
     private static final String TARGET_PREFIX = "Kinesis_20131202.";
     private static final String JSON_1_1 = "application/x-amz-json-1.1";
     private static final int PAGE_SIZE = 1000;
+    /** Names the sink's calls in Kinesis's logs (CloudTrail's userAgent), as the KPL's daemon names its own. */
+    private static final String USER_AGENT = "spark-kpl/" + sinkVersion();
     /**
      * Kinesis allows ListShards 1,000 times a second per stream and DescribeStreamSummary 20 times a
      * second per account, shared with every other caller: a refusal is waited out, with jitter so that
@@ -240,7 +242,7 @@ public final class StreamApi implements AutoCloseable {
     private HttpExecuteRequest signed(String operation, byte[] body) {
         SdkHttpRequest request = SdkHttpRequest.builder().method(SdkHttpMethod.POST).uri(endpoint)
             .putHeader("Content-Type", JSON_1_1).putHeader("X-Amz-Target", TARGET_PREFIX + operation)
-            .putHeader("Content-Length", String.valueOf(body.length)).build();
+            .putHeader("Content-Length", String.valueOf(body.length)).putHeader("User-Agent", USER_AGENT).build();
         SignedRequest signed = AwsV4HttpSigner.create().sign(r -> r
             .identity(credentials.resolveCredentials())
             .request(request)
@@ -249,6 +251,14 @@ public final class StreamApi implements AutoCloseable {
             .putProperty(AwsV4HttpSigner.REGION_NAME, region));
         return HttpExecuteRequest.builder().request(signed.request()).contentStreamProvider(signed.payload().orElseThrow())
             .build();
+    }
+
+    private static String sinkVersion() {
+        try (InputStream in = StreamApi.class.getResourceAsStream("/sparkkpl/sink-version.txt")) {
+            return in == null ? "unknown" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     private static byte[] readAll(HttpExecuteResponse response) throws IOException {
