@@ -32,3 +32,10 @@ def summary() -> str:
     load = ", ".join(f"{x:.1f}" for x in host["loadavg"])
     return (f"{host['node']}: {host['cpu']}, {host['nproc']} CPUs, {host['memory_mib'] / 1024:.1f} GiB RAM, "
             f"{host['kernel']}, Python {host['python']}; load average at start {load}")
+
+
+def bundled_kpl_version(jar: Path) -> str:
+    """The KPL release a built jar of the sink bundles, as its build recorded it."""
+    import zipfile
+    with zipfile.ZipFile(jar) as z:
+        return z.read("sparkkpl/kpl-version.txt").decode().strip()
