@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -31,17 +30,7 @@ from typing import Any, Dict, List
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import (
-    JAR,
-    KPL_TUNING,
-    ROOT,
-    _sha256,
-    machine,
-    run_process,
-    snapshot_jar,
-    summarize,
-    timed_runs,
-)
+from throughput import JAR, KPL_TUNING, ROOT, _sha256, machine, sink_in_fresh_jvm, snapshot_jar
 
 RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
@@ -70,15 +59,9 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
         for shards in args.shards:
             print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
                   f"{args.runs})", flush=True)
-            command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", args.heap,
-                       "--producer", "sink", "--records", str(args.records), "--size", str(RECORD_BYTES),
-                       "--runs", str(args.runs + 1), "--options", json.dumps(options),
-                       "--stream", stream_name(shards)]
-            entry = run_process(command, log, timeout=900, counters=endpoint.stats, warmup=1)
-            entry.update(workload=f"shards_{shards}", producer="sink", shards=shards, record_bytes=RECORD_BYTES,
-                         records=args.records)
-            summarize(entry, RECORD_BYTES)
-            entry["cpu_us_per_record"] = cpu_per_record(entry)
+            entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options, args.heap,
+                                      log, endpoint.stats)
+            entry.update(workload=f"shards_{shards}", shards=shards)
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
                                                         "returncode")}), flush=True)
@@ -89,15 +72,6 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     (out / "shards.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     return report
-
-
-def cpu_per_record(entry: Dict[str, Any]) -> Dict[str, float]:
-    """Median over the timed runs of each process kind's CPU µs per user record: unlike the rate, it
-    holds on a machine that other work keeps busy."""
-    runs = [r for r in timed_runs(entry) if r.get("cpu_seconds")]
-    kinds = sorted({kind for r in runs for kind in r["cpu_seconds"]})
-    return {kind: statistics.median(1e6 * r["cpu_seconds"].get(kind, 0.0) / r["records"] for r in runs)
-            for kind in kinds}
 
 
 def table(report: Dict[str, Any]) -> List[str]:

@@ -196,9 +196,11 @@ def child(args: argparse.Namespace) -> int:
     options = json.loads(args.options)
     endpoint_url = options.pop("_endpoint_url", None)
     lift_limits = options.pop("_lift_limits", True)
-    builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName(f"bench-{args.producer}"))
+    builder = spark_kpl.configure(SparkSession.builder.master(args.master).appName(f"bench-{args.producer}"))
     builder = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.driver.memory", args.heap))
+    for key, value in json.loads(args.conf).items():
+        builder = builder.config(key, value)
     if args.fixed_heap:  # spark-submit refuses -Xmx here; spark.driver.memory gives it
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(fixed_heap_flags(args.heap)))
     spark = builder.getOrCreate()
@@ -314,10 +316,12 @@ def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str,
 
 
 def run_process(command: List[str], log: Path, timeout: float,
-                counters: Optional[Callable[[], Dict[str, Any]]] = None, warmup: int = 0) -> Dict[str, Any]:
+                counters: Optional[Callable[[], Dict[str, Any]]] = None, warmup: int = 0,
+                before_run: Optional[Callable[[int], object]] = None) -> Dict[str, Any]:
     """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it.
 
-    A child line {"ready": run} is answered on its stdin once ``counters`` (the endpoint's) are read;
+    A child line {"ready": run} is answered on its stdin once ``before_run`` has been called with the
+    run's index (warm-up runs count) and ``counters`` (the endpoint's) are read;
     the run's own result line then gets the counters' difference as "endpoint". A line of the
     producer's KPL settings goes into the result as it is. The first ``warmup`` runs are marked as such.
     """
@@ -352,6 +356,8 @@ def run_process(command: List[str], log: Path, timeout: float,
                     continue
                 line = json.loads(raw)
                 if "ready" in line:
+                    if before_run:
+                        before_run(len(runs))
                     before = counters() if counters else None
                     cpu_before = tree_cpu_seconds(proc.pid)
                     proc.stdin.write(b"go\n")
@@ -379,19 +385,12 @@ def run_process(command: List[str], log: Path, timeout: float,
             "started": started}
 
 
-def bundled_kpl_version(jar: Path) -> str:
-    """The KPL release a built jar bundles, as its build recorded it."""
-    import zipfile
-    with zipfile.ZipFile(jar) as z:
-        return z.read("sparkkpl/kpl-version.txt").decode().strip()
-
-
 def machine(jar: Path) -> Dict[str, Any]:
     """The host, with the versions of everything measured."""
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     import pyspark
     return {**host.facts(), "java": java, "spark": pyspark.__version__,
-            "kpl": f"{bundled_kpl_version(jar)} (amazon-kinesis-producer, shaded in {jar.name})",
+            "kpl": f"{host.bundled_kpl_version(jar)} (amazon-kinesis-producer, shaded in {jar.name})",
             "aiokpl": _version("aiokpl"), "boto3": _version("boto3")}
 
 
@@ -416,6 +415,33 @@ def summarize(entry: Dict[str, Any], size: int) -> None:
     kinesis = kinesis_figures(timed_runs(entry))
     if kinesis:
         entry["kinesis"] = kinesis
+
+
+def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: Dict[str, str], heap: str,
+                      log: Path, counters: Callable[[], Dict[str, Any]],
+                      before_run: Optional[Callable[[int], object]] = None,
+                      spark: Tuple[str, Dict[str, str]] = ("local[2]", {})) -> Dict[str, Any]:
+    """The sink writing ``records`` rows of ``size`` bytes to ``stream`` in a child of its own (a fresh
+    JVM, its Spark master and settings ``spark``): one untimed write, then ``runs`` timed ones
+    (``before_run`` as run_process calls it); the entry summarized, with CPU per record."""
+    command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", heap, "--producer", "sink",
+               "--records", str(records), "--size", str(size), "--runs", str(runs + 1),
+               "--options", json.dumps(options), "--stream", stream, "--master", spark[0],
+               "--conf", json.dumps(spark[1])]
+    entry = run_process(command, log, timeout=900, counters=counters, warmup=1, before_run=before_run)
+    entry.update(producer="sink", record_bytes=size, records=records)
+    summarize(entry, size)
+    entry["cpu_us_per_record"] = cpu_per_record(entry)
+    return entry
+
+
+def cpu_per_record(entry: Dict[str, Any]) -> Dict[str, float]:
+    """Median over the timed runs of each process kind's CPU µs per user record: unlike the rate, it
+    holds on a machine that other work keeps busy."""
+    runs = [r for r in timed_runs(entry) if r.get("cpu_seconds")]
+    kinds = sorted({kind for r in runs for kind in r["cpu_seconds"]})
+    return {kind: statistics.median(1e6 * r["cpu_seconds"].get(kind, 0.0) / r["records"] for r in runs)
+            for kind in kinds}
 
 
 def kinesis_figures(runs: List[Dict[str, Any]]) -> Dict[str, float]:
@@ -462,6 +488,8 @@ def main() -> int:
     c.add_argument("--stream", default=STREAM)
     c.add_argument("--heap", default="4g")
     c.add_argument("--fixed-heap", action="store_true")
+    c.add_argument("--master", default="local[2]")
+    c.add_argument("--conf", default="{}", help="JSON object of Spark settings (a cluster's)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per producer and workload")
     parser.add_argument("--warmup-runs", type=int, default=1,
                         help="untimed runs of the same workload before them, in the same child")

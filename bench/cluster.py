@@ -1,0 +1,154 @@
+"""Cluster benchmark: the sink on a standalone cluster of 2 one-core executors against local[2], side by side.
+
+python bench/cluster.py [--shards 16,1024] [--records 600000] [--runs 3]
+
+local[2] runs both tasks in the driver's JVM with one KPL daemon; the cluster runs one task in each of
+two executor JVMs, each with its own producer and daemon, as production does. One run of the
+orchestrator hosts the project's KinesisEndpoint (store=False, 127.0.0.1) with one stream per shard
+count, and a StandaloneCluster (2 workers of 1 core, 2 GiB); per stream it starts two children
+(bench/throughput.py's, each a fresh driver JVM): one on local[2], one on the cluster, with the same
+rows (100 B, keys "k<id>", cached before the writes), the same sink options and the same endpoint:
+one warm-up write, one untimed write of the workload, then --runs timed ones.
+
+Per stream and mode: records/s (median), the cluster's share of local mode's (target >= 0.8), and
+what Kinesis stored: user records per Kinesis record (each concurrent task fills aggregates of its
+own, so the count per shard falls as tasks grow; docs/aggregation.md gives the model). The sampled
+RSS and CPU cover the driver's process tree only, which on the cluster leaves the executors out: they
+are not reported. Writes bench/results/cluster.{json,png}; --report prints the table of a saved run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from spark_kpl_testing.cluster import StandaloneCluster
+from spark_kpl_testing.endpoint import KinesisEndpoint
+
+from throughput import JAR, KPL_TUNING, ROOT, _sha256, machine, sink_in_fresh_jvm, snapshot_jar
+
+RECORD_BYTES = 100
+MODES = ("local[2]", "cluster 2 x 1 core")
+#: The share of local mode's rate the cluster keeps.
+TARGET_SHARE = 0.8
+
+
+def stream_name(shards: int) -> str:
+    return f"bench-cluster-{shards}"
+
+
+def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="spark-kpl-cluster-"))
+    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "records": args.records, "record_bytes": RECORD_BYTES,
+        "kpl_tuning": KPL_TUNING, "results": []}
+    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
+    report["machine"] = machine(jar)
+    report["jar_sha256"] = _sha256(jar)
+    os.environ["SPARK_KPL_JAR"] = str(jar)
+    log = out / "cluster.log"
+    log.write_text("")
+    endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
+    try:
+        with StandaloneCluster(workers=2, cores_per_worker=1, memory_per_worker="2g") as cluster:
+            conf = {**cluster.spark_conf(), "spark.jars": str(jar)}
+            options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"}
+            for shards in args.shards:
+                for mode, spark in zip(MODES, (("local[2]", {}), (cluster.master_url, conf))):
+                    print(f"[{time.strftime('%H:%M:%S')}] {shards} shards, {mode}: {args.records} records x "
+                          f"(1 warm-up + {args.runs})", flush=True)
+                    entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options,
+                                              args.heap, log, endpoint.stats, spark=spark)
+                    entry.update(workload=f"cluster_{shards}", shards=shards, mode=mode)
+                    for partial in ("peak_rss_by_kind", "peak_rss_bytes", "cpu_us_per_record"):
+                        entry.pop(partial, None)  # the driver's tree only: misleading for the cluster
+                    report["results"].append(entry)
+                    print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "returncode")}),
+                          flush=True)
+                    (out / "cluster.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    finally:
+        endpoint.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (out / "cluster.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    return report
+
+
+def _share(entry: Dict[str, Any], rows: List[Dict[str, Any]]) -> float:
+    local = next(e for e in rows if e["shards"] == entry["shards"] and e["mode"] == MODES[0])
+    return entry["records_per_s"]["median"] / local["records_per_s"]["median"]
+
+
+def table(report: Dict[str, Any]) -> List[str]:
+    rows = [e for e in report["results"] if e.get("records_per_s")]
+    lines = ["| shards | Spark | records/s median (min–max) | vs local[2] | target | first write (cold) records/s | "
+             "user records per Kinesis record |",
+             "|---:|---|---:|---:|---|---:|---:|"]
+    for e in rows:
+        rate, share = e["records_per_s"], _share(e, rows)
+        target = "–" if e["mode"] == MODES[0] else ("met" if share >= TARGET_SHARE else "**missed**")
+        lines.append(f"| {e['shards']:,} | {e['mode']} | {rate['median']:,.0f} "
+                     f"({rate['min']:,.0f}–{rate['max']:,.0f}) | {share:.2f} | {target} | "
+                     f"{e.get('first_run_records_per_s', 0):,.0f} | "
+                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} |")
+    return lines
+
+
+def plot(report: Dict[str, Any], out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [e for e in report["results"] if e.get("records_per_s")]
+    shards = sorted({e["shards"] for e in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    width = 0.38
+    for offset, mode in zip((-width / 2, width / 2), MODES):
+        same = {e["shards"]: e for e in rows if e["mode"] == mode}
+        x = [i + offset for i in range(len(shards))]
+        axes[0].bar(x, [same[n]["records_per_s"]["median"] if n in same else 0 for n in shards], width, label=mode)
+        axes[1].bar(x, [same[n].get("kinesis", {}).get("user_records_per_record", 0) if n in same else 0
+                        for n in shards], width, label=mode)
+    axes[0].set_title("records/s (median)")
+    axes[1].set_title("user records per Kinesis record")
+    for ax in axes:
+        ax.set_xticks(range(len(shards)), [f"{n:,} shards" for n in shards])
+        ax.legend()
+    fig.suptitle(f"{report['records']:,} records of {report['record_bytes']} B: local[2] against 2 executors of 1 core")
+    fig.tight_layout()
+    fig.savefig(out / "cluster.png", dpi=100)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[16, 1024])
+    parser.add_argument("--records", type=int, default=600_000)
+    parser.add_argument("--runs", type=int, default=3, help="timed writes per stream and mode, after one untimed")
+    parser.add_argument("--heap", default="2g", help="the driver's heap (local[2]: also the executor's)")
+    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
+    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--report", action="store_true", help="print the table of OUT/cluster.json and redraw the plot")
+    args = parser.parse_args()
+
+    def terminated(signum, frame):  # run the finally blocks: stop the children, the cluster and the endpoint
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = json.loads((out / "cluster.json").read_text()) if args.report else measure(args, out)
+    print("\n".join(table(report)))
+    plot(report, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
