@@ -30,3 +30,13 @@ def generated(*tool: str) -> str:
 def test_committed_file_matches_the_declarations(tool, committed):
     assert (REPO / committed).read_text() == generated(*tool), \
         f"{committed} is stale: run scripts/gen-docs.sh"
+
+
+def test_the_example_warns_that_the_kpls_aggregation_keys_switch_rows_to_the_kpls_aggregation():
+    """Uncommenting AggregationEnabled or AggregationMaxCount in the config example, at the value shown,
+    makes an unset aggregation mode kpl: every row one KPL user record, many times the KPL's work per row.
+    The example says so right above each, so nobody takes it for a harmless default."""
+    lines = (REPO / "conf/spark-defaults.conf.example").read_text().splitlines()
+    for key in ("spark.kpl.AggregationEnabled", "spark.kpl.AggregationMaxCount"):
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"# {key} "))
+        assert "aggregation=kpl" in lines[at - 1] and "docs/aggregation.md" in lines[at - 1], lines[at - 1]

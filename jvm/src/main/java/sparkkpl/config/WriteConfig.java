@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import sparkkpl.aggregation.AggregateBuilder;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
@@ -26,6 +27,8 @@ public final class WriteConfig implements Serializable {
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
     private static final String KPL_DISTRIBUTION_DEFAULT = "RecordDistributionStrategyDefault";
     private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
+    /** The KPL properties whose presence makes an unset aggregation mode kpl: the user shapes the KPL's own. */
+    public static final Set<String> KPL_AGGREGATION_SHAPERS = Set.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
     private static final String KPL_LOG_LEVEL = "LogLevel";
     /** The sink options that shape the producer itself, so take part in its identity. */
@@ -77,8 +80,7 @@ public final class WriteConfig implements Serializable {
                 + "user of the host can read it (ps, /proc/<pid>/cmdline), and logs it at DEBUG. Use a proxy that "
                 + "needs no password from this host, for example one on loopback that adds the credentials itself");
         }
-        if (!sink.containsKey(SinkOption.AGGREGATION)
-                && (kpl.containsKey(KPL_AGGREGATION_ENABLED) || kpl.containsKey(KPL_AGGREGATION_MAX_COUNT))) {
+        if (!sink.containsKey(SinkOption.AGGREGATION) && KPL_AGGREGATION_SHAPERS.stream().anyMatch(kpl::containsKey)) {
             sink.put(SinkOption.AGGREGATION, "kpl"); // the user shapes the KPL's own aggregation: let it aggregate
         }
         WriteConfig config = new WriteConfig(sink, kpl);

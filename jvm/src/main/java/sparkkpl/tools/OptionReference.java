@@ -3,6 +3,7 @@ package sparkkpl.tools;
 import java.util.Optional;
 import sparkkpl.config.KplProperties;
 import sparkkpl.config.SinkOption;
+import sparkkpl.config.WriteConfig;
 
 /**
  * Writes the option reference from the option declarations themselves, so the docs cannot drift:
@@ -65,6 +66,11 @@ public final class OptionReference {
         out.append("# --- KPL properties (the KPL's own KinesisProducerConfiguration; see docs/options.md) ---\n");
         for (String name : KplProperties.names()) {
             String value = KplProperties.isSecret(name) ? "" : KplProperties.defaultValue(name).orElse("");
+            if (WriteConfig.KPL_AGGREGATION_SHAPERS.contains(name)) {
+                out.append("# Set at any value, this makes an unset ").append(SinkOption.CONF_PREFIX)
+                    .append(SinkOption.AGGREGATION.optionName()).append(" mean aggregation=kpl: every row one KPL user ")
+                    .append("record, many times the work per row of aggregation=executor (docs/aggregation.md).\n");
+            }
             out.append("# ").append(SinkOption.CONF_PREFIX).append(name).append(' ').append(value).append('\n');
         }
         return out.toString();
