@@ -3,6 +3,7 @@ from the JVM declarations and must match them, so neither the docs nor Python ca
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -40,3 +41,33 @@ def test_the_example_warns_that_the_kpls_aggregation_keys_switch_rows_to_the_kpl
     for key in ("spark.kpl.AggregationEnabled", "spark.kpl.AggregationMaxCount"):
         at = next(i for i, line in enumerate(lines) if line.startswith(f"# {key} "))
         assert "aggregation=kpl" in lines[at - 1] and "docs/aggregation.md" in lines[at - 1], lines[at - 1]
+
+
+def _option_tables(text: str):
+    """(option, default cell) of every markdown table row whose first cell is an `option` and whose
+    header has a default column."""
+    default_at = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            default_at = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if default_at is None:
+            default_at = next((i for i, cell in enumerate(cells) if "default" in cell.lower()), -1)
+        elif default_at > 0 and len(cells) > default_at and re.fullmatch(r"`[A-Za-z]+`", cells[0]):
+            yield cells[0].strip("`"), cells[default_at]
+
+
+def test_every_options_table_in_the_docs_shows_the_codes_default():
+    """docs/options.md is generated from the option declarations; every hand-written table elsewhere
+    that gives an option's default must show the same value."""
+    declared = dict(_option_tables((REPO / "docs/options.md").read_text()))
+    wrong = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("**/*.md"))]:
+        if doc.name == "options.md":
+            continue
+        for option, shown in _option_tables(doc.read_text()):
+            default = declared.get(option, "")
+            if default and default not in shown:
+                wrong.append(f"{doc.relative_to(REPO)}: {option} shows {shown!r}, the code's default is {default}")
+    assert not wrong, "\n".join(wrong)
