@@ -1,20 +1,22 @@
-"""Cluster benchmark: the sink on a standalone cluster of 2 one-core executors against local[2], side by side.
+"""Cluster benchmark: the sink on standalone clusters (2 executors of 1 core; 1 of 2) against local[2].
 
 python bench/cluster.py [--shards 16,1024] [--records 600000] [--runs 3]
 
 local[2] runs both tasks in the driver's JVM with one KPL daemon; the cluster runs one task in each of
 two executor JVMs, each with its own producer and daemon, as production does. One run of the
 orchestrator hosts the project's KinesisEndpoint (store=False, 127.0.0.1) with one stream per shard
-count, and a StandaloneCluster (2 workers of 1 core, 2 GiB); per stream it starts two children
-(bench/throughput.py's, each a fresh driver JVM): one on local[2], one on the cluster, with the same
-rows (100 B, keys "k<id>", cached before the writes), the same sink options and the same endpoint:
-one warm-up write, one untimed write of the workload, then --runs timed ones.
+count, and two StandaloneClusters (2 workers of 1 core, and 1 worker of 2 cores, 2 GiB each); per
+stream it starts three children (bench/throughput.py's, each a fresh driver JVM): one on local[2], one
+on each cluster, with the same rows (100 B, keys "k<id>", cached before the writes), the same sink
+options and the same endpoint: one warm-up write, one untimed write of the workload, then --runs
+timed ones.
 
 Per stream and mode: records/s (median), the cluster's share of local mode's (target >= 0.8), and
 what Kinesis stored: user records per Kinesis record (each concurrent task fills aggregates of its
 own, so the count per shard falls as tasks grow; docs/aggregation.md gives the model). The sampled
-RSS and CPU cover the driver's process tree only, which on the cluster leaves the executors out: they
-are not reported. Writes bench/results/cluster.{json,png}; --report prints the table of a saved run.
+RSS covers the driver's process tree only, which on the cluster leaves the executors out: it is not
+reported. CPU per record counts the executors' trees too (JVM and KPL daemon), by kind. Writes
+bench/results/cluster.{json,png}; --report prints the table of a saved run.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
@@ -36,7 +38,10 @@ from spark_kpl_testing.endpoint import KinesisEndpoint
 from throughput import JAR, KPL_TUNING, ROOT, _sha256, machine, sink_in_fresh_jvm, snapshot_jar
 
 RECORD_BYTES = 100
-MODES = ("local[2]", "cluster 2 x 1 core")
+#: local mode; the issue's shape (two executors of one core); and one executor of two cores, which tells
+#: the cost of a second executor JVM and daemon from the cost of leaving local mode.
+MODES = ("local[2]", "cluster 2 x 1 core", "cluster 1 x 2 cores")
+TARGET_MODE = MODES[1]
 #: The share of local mode's rate the cluster keeps.
 TARGET_SHARE = 0.8
 
@@ -58,17 +63,20 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     log.write_text("")
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
     try:
-        with StandaloneCluster(workers=2, cores_per_worker=1, memory_per_worker="2g") as cluster:
-            conf = {**cluster.spark_conf(), "spark.jars": str(jar)}
+        with StandaloneCluster(workers=2, cores_per_worker=1, memory_per_worker="2g") as two, \
+                StandaloneCluster(workers=1, cores_per_worker=2, memory_per_worker="2g") as one:
+            setups: List[Tuple[str, Dict[str, str], Callable[[], Sequence[int]]]] = [("local[2]", {}, tuple)] + [
+                (cluster.master_url, {**cluster.spark_conf(), "spark.jars": str(jar)}, cluster.executor_pids)
+                for cluster in (two, one)]
             options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"}
             for shards in args.shards:
-                for mode, spark in zip(MODES, (("local[2]", {}), (cluster.master_url, conf))):
+                for mode, (master, conf, executors) in zip(MODES, setups):
                     print(f"[{time.strftime('%H:%M:%S')}] {shards} shards, {mode}: {args.records} records x "
                           f"(1 warm-up + {args.runs})", flush=True)
                     entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options,
-                                              args.heap, log, endpoint.stats, spark=spark)
+                                              args.heap, log, endpoint.stats, spark=(master, conf), also=executors)
                     entry.update(workload=f"cluster_{shards}", shards=shards, mode=mode)
-                    for partial in ("peak_rss_by_kind", "peak_rss_bytes", "cpu_us_per_record"):
+                    for partial in ("peak_rss_by_kind", "peak_rss_bytes"):
                         entry.pop(partial, None)  # the driver's tree only: misleading for the cluster
                     report["results"].append(entry)
                     print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "returncode")}),
@@ -90,16 +98,22 @@ def _share(entry: Dict[str, Any], rows: List[Dict[str, Any]]) -> float:
 def table(report: Dict[str, Any]) -> List[str]:
     rows = [e for e in report["results"] if e.get("records_per_s")]
     lines = ["| shards | Spark | records/s median (min–max) | vs local[2] | target | first write (cold) records/s | "
-             "user records per Kinesis record |",
-             "|---:|---|---:|---:|---|---:|---:|"]
+             "user records per Kinesis record | CPU µs per record: JVMs / daemons / endpoint |",
+             "|---:|---|---:|---:|---|---:|---:|---:|"]
     for e in rows:
         rate, share = e["records_per_s"], _share(e, rows)
-        target = "–" if e["mode"] == MODES[0] else ("met" if share >= TARGET_SHARE else "**missed**")
+        target = "–" if e["mode"] != TARGET_MODE else ("met" if share >= TARGET_SHARE else "**missed**")
         lines.append(f"| {e['shards']:,} | {e['mode']} | {rate['median']:,.0f} "
                      f"({rate['min']:,.0f}–{rate['max']:,.0f}) | {share:.2f} | {target} | "
                      f"{e.get('first_run_records_per_s', 0):,.0f} | "
-                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} |")
+                     f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} | "
+                     f"{_cpu(e)} |")
     return lines
+
+
+def _cpu(entry: Dict[str, Any]) -> str:
+    cpu = entry.get("cpu_us_per_record", {})
+    return " / ".join(f"{cpu.get(kind, 0):.2f}" for kind in ("jvm", "daemon", "endpoint"))
 
 
 def plot(report: Dict[str, Any], out: Path) -> None:
@@ -110,8 +124,8 @@ def plot(report: Dict[str, Any], out: Path) -> None:
     rows = [e for e in report["results"] if e.get("records_per_s")]
     shards = sorted({e["shards"] for e in rows})
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    width = 0.38
-    for offset, mode in zip((-width / 2, width / 2), MODES):
+    width = 0.27
+    for offset, mode in zip((-width, 0, width), MODES):
         same = {e["shards"]: e for e in rows if e["mode"] == mode}
         x = [i + offset for i in range(len(shards))]
         axes[0].bar(x, [same[n]["records_per_s"]["median"] if n in same else 0 for n in shards], width, label=mode)
@@ -122,7 +136,7 @@ def plot(report: Dict[str, Any], out: Path) -> None:
     for ax in axes:
         ax.set_xticks(range(len(shards)), [f"{n:,} shards" for n in shards])
         ax.legend()
-    fig.suptitle(f"{report['records']:,} records of {report['record_bytes']} B: local[2] against 2 executors of 1 core")
+    fig.suptitle(f"{report['records']:,} records of {report['record_bytes']} B: local[2] against clusters' executors")
     fig.tight_layout()
     fig.savefig(out / "cluster.png", dpi=100)
 

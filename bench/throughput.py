@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spark_kpl._jar import JAR_NAME
 from spark_kpl_testing import host
@@ -275,12 +275,14 @@ def tree_by_kind(pid: int) -> List[Tuple[ProcessStat, str]]:
     return found
 
 
-def tree_cpu_seconds(pid: int) -> Dict[str, float]:
-    """CPU seconds so far of a process tree by kind, and of this process (it hosts the endpoint): a
-    run's share is the difference around it."""
+def tree_cpu_seconds(pid: int, also: Sequence[int] = ()) -> Dict[str, float]:
+    """CPU seconds so far of a process tree (and of the trees of ``also``: a cluster's executors, which
+    are no children of the driver) by kind, and of this process (it hosts the endpoint): a run's share
+    is the difference around it."""
     seconds: Dict[str, float] = {"endpoint": cpu_seconds(os.getpid())}
-    for process, kind in tree_by_kind(pid):
-        seconds[kind] = seconds.get(kind, 0.0) + process.cpu_seconds
+    for root in (pid, *also):
+        for process, kind in tree_by_kind(root):
+            seconds[kind] = seconds.get(kind, 0.0) + process.cpu_seconds
     return seconds
 
 
@@ -317,8 +319,10 @@ def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str,
 
 def run_process(command: List[str], log: Path, timeout: float,
                 counters: Optional[Callable[[], Dict[str, Any]]] = None, warmup: int = 0,
-                before_run: Optional[Callable[[int], object]] = None) -> Dict[str, Any]:
+                before_run: Optional[Callable[[int], object]] = None,
+                also: Callable[[], Sequence[int]] = tuple) -> Dict[str, Any]:
     """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it.
+    Each run's CPU also counts the process trees of ``also()`` (a cluster's executors), looked up at its start.
 
     A child line {"ready": run} is answered on its stdin once ``before_run`` has been called with the
     run's index (warm-up runs count) and ``counters`` (the endpoint's) are read;
@@ -350,6 +354,7 @@ def run_process(command: List[str], log: Path, timeout: float,
         notes: Dict[str, Any] = {}
         before: Optional[Dict[str, Any]] = None
         cpu_before: Dict[str, float] = {}
+        others: Sequence[int] = ()
         try:
             for raw in proc.stdout:
                 if not raw.startswith(b"{"):
@@ -359,7 +364,8 @@ def run_process(command: List[str], log: Path, timeout: float,
                     if before_run:
                         before_run(len(runs))
                     before = counters() if counters else None
-                    cpu_before = tree_cpu_seconds(proc.pid)
+                    others = also()
+                    cpu_before = tree_cpu_seconds(proc.pid, others)
                     proc.stdin.write(b"go\n")
                     proc.stdin.flush()
                 elif "kpl_settings" in line:
@@ -368,7 +374,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                     if counters and before is not None:
                         line["endpoint"] = counters_between(before, counters())
                         before = None
-                    cpu_after = tree_cpu_seconds(proc.pid)  # a daemon replaced mid-run takes its CPU along
+                    cpu_after = tree_cpu_seconds(proc.pid, others)  # a daemon replaced mid-run takes its CPU along
                     line["cpu_seconds"] = {kind: cpu_after[kind] - cpu_before.get(kind, 0.0) for kind in cpu_after}
                     line["warmup"] = len(runs) < warmup
                     runs.append(line)
@@ -420,15 +426,16 @@ def summarize(entry: Dict[str, Any], size: int) -> None:
 def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: Dict[str, str], heap: str,
                       log: Path, counters: Callable[[], Dict[str, Any]],
                       before_run: Optional[Callable[[int], object]] = None,
-                      spark: Tuple[str, Dict[str, str]] = ("local[2]", {})) -> Dict[str, Any]:
+                      spark: Tuple[str, Dict[str, str]] = ("local[2]", {}),
+                      also: Callable[[], Sequence[int]] = tuple) -> Dict[str, Any]:
     """The sink writing ``records`` rows of ``size`` bytes to ``stream`` in a child of its own (a fresh
     JVM, its Spark master and settings ``spark``): one untimed write, then ``runs`` timed ones
-    (``before_run`` as run_process calls it); the entry summarized, with CPU per record."""
+    (``before_run`` and ``also`` as run_process takes them); the entry summarized, with CPU per record."""
     command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", heap, "--producer", "sink",
                "--records", str(records), "--size", str(size), "--runs", str(runs + 1),
                "--options", json.dumps(options), "--stream", stream, "--master", spark[0],
                "--conf", json.dumps(spark[1])]
-    entry = run_process(command, log, timeout=900, counters=counters, warmup=1, before_run=before_run)
+    entry = run_process(command, log, timeout=900, counters=counters, warmup=1, before_run=before_run, also=also)
     entry.update(producer="sink", record_bytes=size, records=records)
     summarize(entry, size)
     entry["cpu_us_per_record"] = cpu_per_record(entry)
