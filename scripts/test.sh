@@ -2,7 +2,7 @@
 # The whole suite: installs what it needs, builds the jar, runs the JVM unit tests, then pytest end to
 # end on every Spark line the one jar serves: the whole suite on Spark 4.1 (.venv), and every test that
 # runs Spark (marker uses_spark, less one_spark_line) on 3.5, 4.0 and the newest release (.venv-sparkNN). Extra arguments go
-# to pytest. Times per line: README, "Supported Spark versions".
+# to pytest. Times per line: docs/spark-versions.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh

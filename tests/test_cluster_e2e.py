@@ -38,7 +38,7 @@ def test_spark_submit_with_jars_writes_every_record(cluster, kinesis, stream, ro
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
         package = tmp_path / "spark_kpl.zip"
         with zipfile.ZipFile(package, "w") as archive:
-            # As README's `zip -r spark_kpl.zip spark_kpl` packs it: VERSION and py.typed too.
+            # As docs/deploying.md's `zip -r spark_kpl.zip spark_kpl` packs it: VERSION and py.typed too.
             for path in (REPO / "python" / "spark_kpl").rglob("*"):
                 if path.is_file() and "__pycache__" not in path.parts:
                     archive.write(path, path.relative_to(REPO / "python"))

@@ -1,6 +1,6 @@
 """Several writes in one application: each runs with its own settings and commits its own records.
 
-The rule (README, "Several writes in one application"): writes share an executor's producer only when
+The rule (docs/backpressure.md, "Several writes in one application"): writes share an executor's producer only when
 every KPL property and every producer-shaping option (queue caps, credentials, nativeDir, idle and
 shutdown timeouts) is equal; streaming queries keep their committed batches per query.
 """

@@ -69,7 +69,7 @@ class ConnectServer(Service):
         return self._tmp / "server.log"
 
     def command(self) -> List[str]:
-        """The spark-submit command line, as README's Spark Connect section gives it."""
+        """The spark-submit command line, as docs/spark-connect.md gives it."""
         conf = {
             "spark.connect.grpc.binding.address": LOOPBACK,
             "spark.connect.grpc.binding.port": str(self.port),

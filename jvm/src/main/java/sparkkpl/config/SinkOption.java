@@ -8,7 +8,7 @@ import java.util.Optional;
 /**
  * Every option of the sink that is not a KPL property, declared once: its name (a DataFrame
  * option, matched case-insensitively), its Spark config key ({@code spark.kpl.<name>}), its
- * default and what it does. README's option reference is generated from this list.
+ * default and what it does. docs/options.md is generated from this list.
  */
 public enum SinkOption {
     STREAM_NAME("streamName", null,
@@ -16,7 +16,7 @@ public enum SinkOption {
     QUEUE_LIMIT("queueLimit", "100000",
         "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
             + "the adding task flushes and blocks until the producer is below it again. Under both caps "
-            + "the producer holds only what Kinesis acknowledges in RecordTtl/15 (README, Backpressure)."),
+            + "the producer holds only what Kinesis acknowledges in RecordTtl/15 (docs/backpressure.md)."),
     QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(16L << 20),
         "Most bytes of user data (data plus partition key, as Kinesis counts a record) outstanding per "
             + "producer; same blocking behaviour."),
