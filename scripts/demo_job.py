@@ -7,12 +7,16 @@ with its partition key.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.net import LOOPBACK
 
 apply_loopback_env()  # before the driver JVM starts, so it and the KPL daemon stay on loopback
+# Spark itself too; looking for an address of its own, it warns when the host name resolves to loopback.
+os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
 
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402

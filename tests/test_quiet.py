@@ -1,14 +1,20 @@
 """A normal write logs nothing a user cannot act on; the KPL's LogLevel is the one switch that makes
-the KPL and its daemon speak again, for troubleshooting."""
+the KPL and its daemon speak again, for troubleshooting. The demo, a user's first run, is as quiet."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 import spark_kpl
 from spark_kpl_testing.delivery import numbered_rows
 from spark_kpl_testing.endpoint import Faults
+from spark_kpl_testing.env import loopback_env, python_path
+
+REPO = Path(__file__).resolve().parents[1]
 
 #: The KPL's start-up warning (the sink always gives it the daemon it placed), and its daemon's lines
 #: below error, as the KPL passes them on: "[<time>] [<thread>] [info] [kinesis_producer.cc:107] ...".
@@ -49,3 +55,19 @@ def test_a_write_is_quiet_unless_the_kpl_log_level_is_set(spark, endpoint, ep_st
     noise = (STARTUP_WARNING, *DAEMON_LINES)
     assert not [line for line in quiet.splitlines() if any(marker in line for marker in noise)], quiet
     assert STARTUP_WARNING in verbose and DAEMON_LINES[0] in verbose, verbose
+
+
+#: Spark's warning when the host name resolves to a loopback address, and the AWS SDK's when a client
+#: trusts every certificate (the sink's shard lister against the local endpoint's self-signed one).
+DEMO_NOISE = ("resolves to a loopback address", "SSL Certificate verification is disabled")
+
+
+def test_the_demo_says_nothing_a_user_cannot_act_on(tmp_path):
+    rows = 2000
+    demo = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "demo_job.py"), "--rows", str(rows), "--shards", "1",
+         "--partitions", "2"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**loopback_env(), "PYTHONPATH": python_path()})
+    output = demo.stdout + demo.stderr
+    assert demo.returncode == 0 and f"OK: all {rows} rows arrived exactly once" in demo.stdout, output
+    assert not [line for line in output.splitlines() if any(noise in line for noise in DEMO_NOISE)], output

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol, TypeVar
 
+from spark_kpl._facts import DATA_SOURCE, REPORT_OPTION, REPORTS
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
 from spark_kpl.errors import ProducerFailed, RecordsNotDelivered, SparkKplError, StreamRecreated, WriteRefused
 from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
@@ -46,8 +47,8 @@ def _connect_advice() -> str:
             "client's driver is the Connect server: the jar belongs on the server. Start it with "
             f"--jars {jar} (or spark.jars={jar}): `spark-submit --class {_CONNECT_SERVER} --jars {jar} "
             f"spark-internal`, or `sbin/start-connect-server.sh --jars {jar}` in a Spark distribution. Then "
-            "build this session without configure: df.write.format(\"kpl\") and spark_kpl.write work from the "
-            "client")
+            f"build this session without configure: df.write.format(\"{DATA_SOURCE}\") and spark_kpl.write work "
+            "from the client")
 
 
 def _session_advice(jar: str) -> str:
@@ -63,7 +64,8 @@ def _session_advice(jar: str) -> str:
 def _has_sink(session: Any) -> bool:
     """Whether the running session finds the ``kpl`` data source (its jar was there when it started)."""
     try:
-        session.read.format("kpl").option("report", "writeSettings").load()  # resolves the source; reads nothing
+        # Resolves the source; reads nothing.
+        session.read.format(DATA_SOURCE).option(REPORT_OPTION, REPORTS["WRITE_SETTINGS"].name).load()
     except Exception as error:
         if "DATA_SOURCE_NOT_FOUND" in str(error) or "Failed to find the data source" in str(error):
             return False

@@ -9,7 +9,7 @@ The id names a record by the write, the micro-batch, the Spark partition and the
 content, never by its position: after a shuffle a retried task may see its rows in another order.
 
 Header layout (big-endian): ``b"SKR\\x02"`` magic, 16-byte write id (a UUID: the streaming query's
-id, a fresh one per batch write, or :func:`write_id` of the ``writeName`` the write was given),
+id, Spark's run id of a batch write, or :func:`write_id` of the ``writeName`` the write was given),
 8-byte batch id (the micro-batch id; 0 for batch writes), 4-byte Spark partition id, 12-byte
 content digest (MD5 of the record's stream, partition key unless drawn at random, explicit hash key
 and data), 4-byte occurrence (how many identical records of the same task came before it). Headers
@@ -32,23 +32,26 @@ from __future__ import annotations
 import hashlib
 import struct
 import uuid
-from typing import Any, Dict, NamedTuple
+from types import SimpleNamespace
+from typing import NamedTuple
 
-from spark_kpl._facts import RECORD_ID
+from spark_kpl._facts import OPTIONS, RECORD_ID_FIELDS, RECORD_ID_MAGIC, RECORD_ID_SIZE, RecordIdField
 
-MAGIC = bytes.fromhex(RECORD_ID["magic"])
-HEADER_SIZE: int = RECORD_ID["size"]
+MAGIC = RECORD_ID_MAGIC
+HEADER_SIZE = RECORD_ID_SIZE
+#: The option value that puts the header before each record's data, for the error naming it.
+_WITH_RECORD_IDS = f"{OPTIONS['RECORD_ID'].name}='{OPTIONS['RECORD_ID'].choices['PREFIX']}'"
 
 
-def _struct_code(field: Dict[str, Any]) -> str:
+def _struct_code(field: RecordIdField) -> str:
     """The JVM writes numbers as signed big-endian ints and longs, everything else as raw bytes."""
-    if field["number"]:
-        return {4: "i", 8: "q"}[field["bytes"]]
-    return f"{field['bytes']}s"
+    if field.number:
+        return {4: "i", 8: "q"}[field.bytes]
+    return f"{field.bytes}s"
 
 
-_FIELD_NAMES = [field["name"] for field in RECORD_ID["fields"]]
-_LAYOUT = struct.Struct(">" + "".join(_struct_code(field) for field in RECORD_ID["fields"]))
+_FIELD_NAMES = [field.name for field in RECORD_ID_FIELDS]
+_LAYOUT = struct.Struct(">" + "".join(_struct_code(field) for field in RECORD_ID_FIELDS))
 #: Version 1 (spark-kpl before content ids): a row number in the partition.
 _MAGIC_V1, _HEADER_SIZE_V1, _LAYOUT_V1 = b"SKR\x01", 40, struct.Struct(">4s16sqiq")
 
@@ -86,14 +89,15 @@ def record_id(data: bytes) -> RecordId:
     """
     size = _header_size(data)
     if size == HEADER_SIZE:
-        fields = dict(zip(_FIELD_NAMES, _LAYOUT.unpack_from(data)))
-        return RecordId(uuid.UUID(bytes=fields["write_id"]), fields["batch_id"], fields["partition"], fields["digest"],
-                        fields["occurrence"])
+        # By the JVM's field names, as attributes: a field renamed there fails here, not silently.
+        header = SimpleNamespace(**dict(zip(_FIELD_NAMES, _LAYOUT.unpack_from(data))))
+        return RecordId(uuid.UUID(bytes=header.write_id), header.batch_id, header.partition, header.digest,
+                        header.occurrence)
     if size == _HEADER_SIZE_V1:
         _, write_id, batch_id, partition, row = _LAYOUT_V1.unpack_from(data)
         return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row.to_bytes(8, "big"), 0)
     raise ValueError(f"data does not start with a spark-kpl record id (magic {MAGIC!r}, {HEADER_SIZE} bytes): "
-                     f"was it written with recordId='prefix'? It starts with {bytes(data[:8])!r}")
+                     f"was it written with {_WITH_RECORD_IDS}? It starts with {bytes(data[:8])!r}")
 
 
 def write_id(write_name: str) -> uuid.UUID:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Type
+
+from spark_kpl._facts import ERROR_TAG_FIELDS, ERROR_TAG_OPENING, UNDELIVERED_BY_COLUMN, UNDELIVERED_BY_KINESIS
 
 __all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "StreamRecreated", "WriteRefused"]
 
-_TAG = re.compile(r"\[spark-kpl (\w+) ")
+_TAG = re.compile(re.escape(ERROR_TAG_OPENING) + r"(\w+) ")
+#: A ``{field}`` place in the JVM's sentence.
+_PLACE = re.compile(r"\{(\w+)\}")
 #: Where PySpark's message of a JVM error ends and the stack trace it may append begins.
 _JVM_STACKTRACE = "\n\nJVM stacktrace:"
 
@@ -49,18 +53,9 @@ class RecordsNotDelivered(SparkKplError):
         self.column = column
         self.error_code = error_code
         self.error_message = error_message
-        # Worded as the JVM's error and log lines word it (sparkkpl.failures.FailedRecords.describe).
-        where = f"Row {row} of Spark partition {spark_partition}"
-        if column is None:
-            super().__init__(f"{where}: Kinesis finally failed the record for stream '{stream}', partition key "
-                             f"'{partition_key}': {error_code}: {error_message}")
-        else:
-            super().__init__(f"{where}, column '{column}': {error_message}")
-
-    @classmethod
-    def _from_tag(cls, fields: Dict[str, Any]) -> "RecordsNotDelivered":
-        return cls(fields["stream"], fields["partitionKey"], fields["explicitHashKey"], fields["sparkPartition"],
-                   fields["row"], fields["column"], fields["errorCode"], fields["errorMessage"])
+        # The JVM's own sentence (sparkkpl.failures.FailedRecords.describe), filled as it fills it.
+        super().__init__(_PLACE.sub(lambda place: _as_java_prints(getattr(self, _parameter(place.group(1)))),
+                                    UNDELIVERED_BY_KINESIS if column is None else UNDELIVERED_BY_COLUMN))
 
 
 class ProducerFailed(SparkKplError):
@@ -86,10 +81,6 @@ class ProducerFailed(SparkKplError):
         else:
             super().__init__(f"A task of the write failed: {reason}. {doubt}")
 
-    @classmethod
-    def _from_tag(cls, fields: Dict[str, Any]) -> "ProducerFailed":
-        return cls(fields["recordsInDoubt"], fields["recordsAdded"], fields.get("reason"))
-
 
 class StreamRecreated(SparkKplError):
     """``stream`` was deleted and created again under its name while the write ran. Kinesis reported
@@ -103,25 +94,36 @@ class StreamRecreated(SparkKplError):
     def __init__(self, stream: str):
         self.stream = stream
         super().__init__(f"Stream '{stream}' was deleted and created again while the write ran: aggregated records "
-                         "may be invisible to KCL consumers; run the write again (see StreamRecreated)")
-
-    @classmethod
-    def _from_tag(cls, fields: Dict[str, Any]) -> "StreamRecreated":
-        return cls(fields["stream"])
+                         f"may be invisible to KCL consumers; run the write again (see {type(self).__name__})")
 
 
-_TAGGED = {"RecordsNotDelivered": RecordsNotDelivered._from_tag, "ProducerFailed": ProducerFailed._from_tag,
-           "StreamRecreated": StreamRecreated._from_tag}
+#: The exceptions a JVM error tag stands for, by its kind: the exception's name. Each takes the tag's
+#: fields (``ERROR_TAG_FIELDS``) in order, as parameters named by them in snake case.
+_TAGGED: Dict[str, Type[SparkKplError]] = {
+    exception.__name__: exception for exception in (RecordsNotDelivered, ProducerFailed, StreamRecreated)}
+
+
+def _parameter(field: str) -> str:
+    """The Python name of a tag's field: ``partitionKey`` is ``partition_key``."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", field).lower()
+
+
+def _as_java_prints(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def _from_tag(kind: str, fields: Dict[str, Any]) -> SparkKplError:
+    return _TAGGED[kind](**{_parameter(field): fields[field] for field in ERROR_TAG_FIELDS[kind]})
 
 
 def _first_tag(text: str) -> Optional[SparkKplError]:
     for match in _TAG.finditer(text):
-        make = _TAGGED.get(match.group(1))
-        if make is None:
+        kind = match.group(1)
+        if kind not in _TAGGED:
             continue
         try:
             fields, _ = json.JSONDecoder().raw_decode(text, match.end())
-            return make(fields)
+            return _from_tag(kind, fields)
         except (ValueError, KeyError, TypeError):
             continue  # cut short (a message abbreviated on its way): look on
     return None

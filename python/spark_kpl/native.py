@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Optional, Union
 
+from spark_kpl._facts import OPTIONS, PLACE_DAEMON_MAIN, PLACE_DAEMON_REFUSAL_PREFIX
+
 #: The Spark config key that moves the folder on the executors; ``--dir`` must match it.
-NATIVE_DIR_CONF = "spark.kpl.nativeDir"
-PLACE_DAEMON_MAIN = "sparkkpl.tools.PlaceDaemon"
+NATIVE_DIR_CONF = OPTIONS["NATIVE_DIR"].config_key
 #: What PlaceDaemon puts before a refusal; this module's own errors carry it once, from the CLI.
-_MESSAGE_PREFIX = "spark-kpl: "
+_MESSAGE_PREFIX = PLACE_DAEMON_REFUSAL_PREFIX
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
-from spark_kpl._facts import METRICS, SINK_COLUMNS
+from spark_kpl._facts import DATA_SOURCE, METRICS, OPTIONS, REPORT_OPTION, REPORTS, RESULT_KEY_OPTION, SINK_COLUMNS
 from spark_kpl.errors import WriteRefused, translated
 
 if TYPE_CHECKING:
@@ -17,12 +17,11 @@ if TYPE_CHECKING:
 ColumnLike = Union[str, "Column"]
 
 #: The sink's column for each column argument of :func:`write`.
-_SINK_COLUMNS = {
-    "data": SINK_COLUMNS["DATA"],
-    "partition_key": SINK_COLUMNS["PARTITION_KEY"],
-    "explicit_hash_key": SINK_COLUMNS["EXPLICIT_HASH_KEY"],
-    "target_stream": SINK_COLUMNS["STREAM_NAME"],
-}
+_SINK_COLUMNS = dict(data=SINK_COLUMNS["DATA"], partition_key=SINK_COLUMNS["PARTITION_KEY"],
+                     explicit_hash_key=SINK_COLUMNS["EXPLICIT_HASH_KEY"], target_stream=SINK_COLUMNS["STREAM_NAME"])
+_STREAM, _FORMAT = OPTIONS["STREAM_NAME"], OPTIONS["FORMAT"]
+#: The format whose record is the data column; the others serialize every column of the row.
+_RAW = _FORMAT.choices["RAW"]
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,8 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
     return {name: _option_value(name, value) for name, value in options.items() if value is not None}
 
 
-#: The sink's internal option that names a write, for its writeResult report.
-_WRITE_ID_OPTION = "sparkkpl.writeId"
+#: The sink's internal option giving a write the result key its writeResult report is read by.
+_RESULT_KEY_OPTION = OPTIONS["WRITE_ID"].name
 
 
 @contextlib.contextmanager
@@ -99,9 +98,10 @@ def _sink_errors() -> Iterator[None]:
 
 
 def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:
-    """One of the sink's reports, read through the data source itself: the same call on a classic
-    session and on Spark Connect, where Python cannot reach the JVM."""
-    return spark.read.format("kpl").option("report", report).options(**options).load().collect()
+    """One of the sink's reports (by its key in ``REPORTS``), read through the data source itself: the
+    same call on a classic session and on Spark Connect, where Python cannot reach the JVM."""
+    return (spark.read.format(DATA_SOURCE).option(REPORT_OPTION, REPORTS[report].name).options(**options).load()
+            .collect())
 
 
 def write(
@@ -153,20 +153,20 @@ def write(
         raise WriteRefused(f"stream must be a non-empty stream name or None, got {stream!r}")
     java_options = _java_options(options)
     if stream is not None:
-        java_options["streamName"] = stream
+        java_options[_STREAM.name] = stream
     spark = df.sparkSession
     # As the sink will resolve them, spark.kpl.* keys included; a bad option fails here already.
     settings = _resolve(spark, java_options)
-    if target_stream is None and "spark.kpl.streamName" not in settings:
+    if target_stream is None and _STREAM.config_key not in settings:
         raise WriteRefused("give a stream, or target_stream naming each row's stream, or set the "
-                         "spark.kpl.streamName config key")
-    serializes_row = settings["spark.kpl.format"] in ("json", "avro")
+                           f"{_STREAM.config_key} config key")
+    serializes_row = settings[_FORMAT.config_key] != _RAW
     if serializes_row and data is not None:
-        raise WriteRefused("data is for format='raw': with format json or avro every column of df is the record")
-    arguments = {"partition_key": partition_key, "explicit_hash_key": explicit_hash_key,
-                 "target_stream": target_stream}
+        raise WriteRefused(f"data is for {_FORMAT.name}='{_RAW}': with {_FORMAT.name} "
+                           f"{settings[_FORMAT.config_key]} every column of df is the record")
+    arguments = dict(partition_key=partition_key, explicit_hash_key=explicit_hash_key, target_stream=target_stream)
     if not serializes_row:
-        arguments["data"] = _SINK_COLUMNS["data"] if data is None else data
+        arguments.update(data=SINK_COLUMNS["DATA"] if data is None else data)
     columns = [
         _to_column(value, argument).alias(_SINK_COLUMNS[argument])
         for argument, value in arguments.items()
@@ -179,11 +179,11 @@ def write(
             raise WriteRefused(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
-    write_id = str(uuid.uuid4())
+    result_key = str(uuid.uuid4())
     with _sink_errors():
-        (df.select(*columns).write.format("kpl").options(**java_options).option(_WRITE_ID_OPTION, write_id)
+        (df.select(*columns).write.format(DATA_SOURCE).options(**java_options).option(_RESULT_KEY_OPTION, result_key)
          .mode("append").save())
-    (figures,) = _report(spark, "writeResult", {"writeId": write_id})
+    (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: result_key})
     # Every metric the JVM reports, so that one WriteResult lacks fails here instead of vanishing.
     return WriteResult(**{name: int(figures[name]) for name in METRICS})
 
@@ -258,23 +258,25 @@ def write_rdd(
 
     spark = SparkSession.builder.getOrCreate()
     rows = rdd.mapPartitionsWithIndex(_to_record_rows(serializer, partition_key))
-    data_column, key_column = _SINK_COLUMNS["data"], _SINK_COLUMNS["partition_key"]
+    data_column, key_column = SINK_COLUMNS["DATA"], SINK_COLUMNS["PARTITION_KEY"]
     if partition_key is None:
         return write(spark.createDataFrame(rows, f"{data_column} binary"), stream, **options)
     frame = spark.createDataFrame(rows, f"{data_column} binary, {key_column} string")
     return write(frame, stream, partition_key=key_column, **options)
 
 
-def _per_producer(rows: List["Row"]) -> List[Dict[str, Any]]:
+def _per_producer(spark: "SparkSession", report: str) -> List[Dict[str, Any]]:
+    """A per-producer report's (producer, setting, value) rows as one dict of settings per producer."""
+    producer, setting, value = REPORTS[report].columns
     producers: Dict[int, Dict[str, Any]] = {}
-    for row in rows:
-        producers.setdefault(row["producer"], {})[row["setting"]] = row["value"]
+    for row in _report(spark, report, {}):
+        producers.setdefault(row[producer], {})[row[setting]] = row[value]
     return [producers[number] for number in sorted(producers)]
 
 
 def producer_stats(spark: "SparkSession") -> List[Dict[str, int]]:
     """Live figures of the driver JVM's producers (in local mode, those the tasks use)."""
-    return _per_producer(_report(spark, "producerStats", {}))
+    return _per_producer(spark, "PRODUCER_STATS")
 
 
 def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
@@ -286,12 +288,13 @@ def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
 
 
 def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
+    setting, value = REPORTS["WRITE_SETTINGS"].columns
     with _sink_errors():
-        return {row["setting"]: row["value"] for row in _report(spark, "writeSettings", java_options)}
+        return {row[setting]: row[value] for row in _report(spark, "WRITE_SETTINGS", java_options)}
 
 
 def producer_settings(spark: "SparkSession") -> List[Dict[str, str]]:
     """What each live producer of the driver JVM (in local mode, those the tasks use) runs with,
     by ``spark.kpl.*`` key: the sink options that shape it and every KPL property as handed to the
     KPL, defaults and the sink's own settings included. Secrets show as ``***``."""
-    return _per_producer(_report(spark, "producerSettings", {}))
+    return _per_producer(spark, "PRODUCER_SETTINGS")

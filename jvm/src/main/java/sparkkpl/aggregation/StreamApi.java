@@ -4,8 +4,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +16,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.apache.http.conn.ssl.NoopHostnameVerifier;
+import org.apache.http.conn.ssl.SSLConnectionSocketFactory;
+import org.apache.http.conn.ssl.TrustAllStrategy;
+import org.apache.http.ssl.SSLContexts;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.HttpExecuteRequest;
@@ -94,9 +101,33 @@ public final class StreamApi implements AutoCloseable {
                 .useSystemPropertyValues(false).useEnvironmentVariableValues(false)
                 .build());
         }
+        if (!kpl.isVerifyCertificate() && isLoopback(host)) {
+            // A test endpoint on this machine, with a self-signed certificate: the SDK would warn on every client
+            // that trusts all certificates, which says nothing a user can act on here; elsewhere it still warns.
+            client.socketFactory(trustingEveryCertificate());
+        }
         this.http = client.buildWithDefaults(AttributeMap.builder()
             .put(SdkHttpConfigurationOption.TRUST_ALL_CERTIFICATES, !kpl.isVerifyCertificate())
             .build());
+    }
+
+    /** Whether {@code host} is this machine's loopback interface; a name is looked up, and one not found is not. */
+    static boolean isLoopback(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** What the SDK's client does with VerifyCertificate=false: any certificate, any host name. */
+    private static SSLConnectionSocketFactory trustingEveryCertificate() {
+        try {
+            return new SSLConnectionSocketFactory(SSLContexts.custom().loadTrustMaterial(TrustAllStrategy.INSTANCE)
+                .build(), NoopHostnameVerifier.INSTANCE);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("The JVM has no TLS context to trust any certificate with", e);
+        }
     }
 
     /**

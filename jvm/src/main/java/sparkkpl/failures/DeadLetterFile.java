@@ -150,8 +150,8 @@ public final class DeadLetterFile {
     }
 
     /**
-     * The record's JSON fields other than its data: also what a failOnError error carries (see
-     * {@link FailedRecords}), where the data could be megabytes.
+     * The record's JSON fields other than its data, named as a failOnError error's tag names them
+     * ({@code ErrorTag.Kind.RECORDS_NOT_DELIVERED}), which leaves out the data: it could be megabytes.
      */
     static String describe(FailedRecord failure, int sparkPartition) {
         var record = failure.record();

@@ -5,7 +5,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.util.ErrorTag;
-import sparkkpl.util.JsonText;
 
 /**
  * One task's records that will not reach Kinesis. With {@code failOnError} the first one fails the
@@ -14,6 +13,14 @@ import sparkkpl.util.JsonText;
  */
 public final class FailedRecords {
     private static final Logger LOG = LoggerFactory.getLogger(FailedRecords.class);
+    /**
+     * The sentence naming an undelivered record, by its tag's fields: worded here only, and filled the same
+     * way by spark_kpl's RecordsNotDelivered (through sink_facts.json).
+     */
+    public static final String KINESIS_FAILED = "Row {row} of Spark partition {sparkPartition}: Kinesis finally "
+        + "failed the record for stream '{stream}', partition key '{partitionKey}': {errorCode}: {errorMessage}";
+    public static final String ROW_REFUSED = "Row {row} of Spark partition {sparkPartition}, column '{column}': "
+        + "{errorMessage}";
     static final int LOGGED_PER_TASK = 10;
 
     private final int partitionId;
@@ -49,18 +56,19 @@ public final class FailedRecords {
 
     /** What spark_kpl raises as RecordsNotDelivered: the dead letter's fields but the data, and the column. */
     private String errorTag(FailedRecord failure) {
-        return ErrorTag.of("RecordsNotDelivered", "{" + DeadLetterFile.describe(failure, partitionId)
-            + ",\"column\":" + JsonText.quoted(failure.column()) + "}");
+        return ErrorTag.Kind.RECORDS_NOT_DELIVERED.of(tagValues(failure));
     }
 
     String describe(FailedRecord failure) {
-        String row = "Row " + failure.rowNumber() + " of Spark partition " + partitionId;
-        if (failure.column() != null) {
-            return row + ", column '" + failure.column() + "': " + failure.errorMessage();
-        }
-        return row + ": Kinesis finally failed the record for stream '" + failure.record().stream()
-            + "', partition key '" + failure.record().partitionKey() + "': " + failure.errorCode() + ": "
-            + failure.errorMessage();
+        return ErrorTag.Kind.RECORDS_NOT_DELIVERED.fill(failure.column() == null ? KINESIS_FAILED : ROW_REFUSED,
+            tagValues(failure));
+    }
+
+    /** In the order of {@link ErrorTag.Kind#RECORDS_NOT_DELIVERED}'s fields. */
+    private Object[] tagValues(FailedRecord failure) {
+        var record = failure.record();
+        return new Object[] {record.stream(), record.partitionKey(), record.explicitHashKey(), partitionId,
+            failure.rowNumber(), failure.column(), failure.errorCode(), failure.errorMessage()};
     }
 
     public long count() {

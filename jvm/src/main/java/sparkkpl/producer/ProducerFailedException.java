@@ -17,7 +17,7 @@ public final class ProducerFailedException extends IOException {
         super("The KPL producer failed at least " + inDoubt + " of this task's " + added + " records before "
             + "Kinesis answered for them (" + cause + "); they may or may not have reached the stream, so the "
             + "task fails for Spark to retry it, whatever failOnError says. With recordId=prefix the retry's "
-            + "duplicates can be dropped by spark_kpl.dedup." + ErrorTag.of("ProducerFailed",
-                "{\"recordsInDoubt\":" + inDoubt + ",\"recordsAdded\":" + added + "}"), cause);
+            + "duplicates can be dropped by spark_kpl.dedup." + ErrorTag.Kind.PRODUCER_FAILED.of(inDoubt, added),
+            cause);
     }
 }

@@ -25,8 +25,8 @@ import sparkkpl.producer.ProducerRegistry;
  * holds, through Spark's own DataFrame API. It is how {@code spark_kpl} reads a write's figures and
  * settings on any session, a Spark Connect session included, where Python cannot call the JVM.
  */
-enum SinkReport {
-    /** One row of a write's figures, by the id the write was given (option {@code writeId}); read once. */
+public enum SinkReport {
+    /** One row of a write's figures, by the result key the write was given (option {@code writeId}); read once. */
     WRITE_RESULT("writeResult") {
         @Override
         StructType schema() {
@@ -39,12 +39,12 @@ enum SinkReport {
 
         @Override
         List<InternalRow> rows(Map<String, String> options) {
-            String writeId = new CaseInsensitiveStringMap(options).get(WRITE_ID_OPTION);
-            if (writeId == null) {
-                throw new IllegalArgumentException("Option 'report'=writeResult needs the option '" + WRITE_ID_OPTION
-                    + "', the id the write was given");
+            String resultKey = new CaseInsensitiveStringMap(options).get(RESULT_KEY_OPTION);
+            if (resultKey == null) {
+                throw new IllegalArgumentException("Option 'report'=writeResult needs the option '" + RESULT_KEY_OPTION
+                    + "', the result key the write was given");
             }
-            Map<String, Long> figures = WriteResults.take(writeId).toMap();
+            Map<String, Long> figures = WriteResults.take(resultKey).toMap();
             return List.of(new GenericInternalRow(figures.values().toArray()));
         }
     },
@@ -69,8 +69,10 @@ enum SinkReport {
     /** (producer, setting, value): the live figures of each producer of the driver JVM. */
     PRODUCER_STATS("producerStats", DataTypes.LongType, () -> perProducer(ProducerRegistry.stats(), value -> value));
 
-    static final String OPTION = "report";
-    static final String WRITE_ID_OPTION = "writeId";
+    /** The read option naming the report. */
+    public static final String OPTION = "report";
+    /** writeResult's option: the result key the write was given (its internal option {@code sparkkpl.writeId}). */
+    public static final String RESULT_KEY_OPTION = "writeId";
 
     private final String optionValue;
     /** For a per-producer report: the type of its values, and its rows. */
@@ -101,8 +103,13 @@ enum SinkReport {
         return producerRows.get();
     }
 
-    String optionValue() {
+    public String optionValue() {
         return optionValue;
+    }
+
+    /** The names of the report's columns, in order. */
+    public List<String> columns() {
+        return List.of(schema().fieldNames());
     }
 
     /** The report a read asks for, or empty when the read names none (and so is no report). */

@@ -4,7 +4,6 @@ import java.io.IOException;
 import org.apache.spark.TaskKilledException;
 import sparkkpl.producer.TaskAcks;
 import sparkkpl.util.ErrorTag;
-import sparkkpl.util.JsonText;
 
 /**
  * A task of the sink failed for a reason no other tag names (the daemon could not be placed, a
@@ -40,7 +39,6 @@ final class SinkTaskFailedException extends IOException {
         long unanswered = acks.unanswered();
         return new SinkTaskFailedException("Spark partition " + partitionId + " of the kpl sink failed with "
             + unanswered + " of its " + added + " records added to the KPL not yet answered for by Kinesis: "
-            + reason + ErrorTag.of("ProducerFailed", "{\"recordsInDoubt\":" + unanswered + ",\"recordsAdded\":"
-                + added + ",\"reason\":" + JsonText.quoted(reason) + "}"), error);
+            + reason + ErrorTag.Kind.PRODUCER_FAILED.of(unanswered, added, reason), error);
     }
 }

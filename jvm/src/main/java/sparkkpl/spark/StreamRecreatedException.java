@@ -1,7 +1,6 @@
 package sparkkpl.spark;
 
 import sparkkpl.util.ErrorTag;
-import sparkkpl.util.JsonText;
 
 /**
  * The write's stream was deleted and created again under its name while the write ran. Aggregates
@@ -18,6 +17,6 @@ final class StreamRecreatedException extends IllegalStateException {
             + "under shards of the old one, where a KCL consumer drops them. Run the write again"
             + (writeName == null ? "" : " (its writeName '" + writeName + "' keeps the record ids, so a consumer "
                 + "can drop the duplicates)") + "; a streaming query runs the micro-batch again when restarted."
-            + ErrorTag.of("StreamRecreated", "{\"stream\":" + JsonText.quoted(stream) + "}"));
+            + ErrorTag.Kind.STREAM_RECREATED.of(stream));
     }
 }

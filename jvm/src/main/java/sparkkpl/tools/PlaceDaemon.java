@@ -22,6 +22,8 @@ public final class PlaceDaemon {
     static final int PLACED = 0;
     static final int REFUSED = 1;
     static final int WRONG_ARGUMENTS = 2;
+    /** Before a refusal on stderr; spark_kpl.native strips it from the error it raises. */
+    public static final String REFUSAL_PREFIX = "spark-kpl: ";
     static final String USAGE = "usage: java -cp spark-kpl.jar " + PlaceDaemon.class.getName() + " [<dir>]";
 
     private PlaceDaemon() {}
@@ -40,7 +42,7 @@ public final class PlaceDaemon {
             out.println(ProducerConfiguration.placeDaemon(dir));
             return PLACED;
         } catch (UncheckedIOException | IllegalStateException refused) {
-            err.println("spark-kpl: " + refused.getMessage());
+            err.println(REFUSAL_PREFIX + refused.getMessage());
             return REFUSED;
         }
     }

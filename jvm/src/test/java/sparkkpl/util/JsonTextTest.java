@@ -14,7 +14,15 @@ public class JsonTextTest {
     }
 
     @Test
-    public void theErrorTagIsOneBracketedLineAfterTheMessage() {
-        assertEquals(" [spark-kpl RecordsNotDelivered {\"row\":1}]", ErrorTag.of("RecordsNotDelivered", "{\"row\":1}"));
+    public void theErrorTagIsOneBracketedLineAfterTheMessageWithEveryDeclaredField() {
+        assertEquals(" [spark-kpl StreamRecreated {\"stream\":\"a\\\"b\"}]", ErrorTag.Kind.STREAM_RECREATED.of("a\"b"));
+        assertEquals(" [spark-kpl ProducerFailed {\"recordsInDoubt\":3,\"recordsAdded\":5,\"reason\":null}]",
+            ErrorTag.Kind.PRODUCER_FAILED.of(3, 5L));
+    }
+
+    @Test
+    public void aSentenceIsFilledWithTheTagsFieldsByName() {
+        assertEquals("stream 's', row 7, column null", ErrorTag.Kind.RECORDS_NOT_DELIVERED.fill(
+            "stream '{stream}', row {row}, column {column}", "s", "k", null, 1, 7L, null, "Expired", "late"));
     }
 }
