@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import JAR, KPL_TUNING, ROOT, _sha256, machine, sink_in_fresh_jvm, snapshot_jar
+from throughput import JAR, KPL_TUNING, _sha256, machine, sink_in_fresh_jvm, snapshot_jar, study_main
 
 RECORD_BYTES = 100
 #: local mode; the issue's shape (two executors of one core); and one executor of two cores, which tells
@@ -146,22 +145,7 @@ def main() -> int:
     parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[16, 1024])
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream and mode, after one untimed")
-    parser.add_argument("--heap", default="2g", help="the driver's heap (local[2]: also the executor's)")
-    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
-    parser.add_argument("--report", action="store_true", help="print the table of OUT/cluster.json and redraw the plot")
-    args = parser.parse_args()
-
-    def terminated(signum, frame):  # run the finally blocks: stop the children, the cluster and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    report = json.loads((out / "cluster.json").read_text()) if args.report else measure(args, out)
-    print("\n".join(table(report)))
-    plot(report, out)
-    return 0
+    return study_main("cluster", parser, measure, table, plot)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -36,13 +35,13 @@ from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from throughput import (
     JAR,
     KPL_TUNING,
-    ROOT,
     SHARDS,
     _sha256,
     cpu_per_record,
     machine,
     sink_in_fresh_jvm,
     snapshot_jar,
+    study_main,
     summarize,
     timed_runs,
 )
@@ -153,23 +152,8 @@ def main() -> int:
                         help="milliseconds added to each PutRecords call; 0 first, the base of the ratios")
     parser.add_argument("--sizes", type=lambda v: [int(n) for n in v.split(",")], default=[100, 1000, 10_000])
     parser.add_argument("--rounds", type=int, default=5, help="timed writes per latency, interleaved")
-    parser.add_argument("--heap", default="2g")
-    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
-    parser.add_argument("--report", action="store_true", help="print the table of OUT/latency.json and redraw the plot")
-    args = parser.parse_args()
-
-    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    report = json.loads((out / "latency.json").read_text()) if args.report else measure(args, out)
-    print("\n".join(table(report)))
-    plot(report, out)
-    return 0
+    return study_main("latency", parser, measure, table, plot)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from typing import Any, Dict, List
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import JAR, KPL_TUNING, ROOT, _sha256, machine, sink_in_fresh_jvm, snapshot_jar
+from throughput import JAR, KPL_TUNING, _sha256, machine, sink_in_fresh_jvm, snapshot_jar, study_main
 
 RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
@@ -151,23 +150,8 @@ def main() -> int:
     parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[8, 1024, 4096])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
-    parser.add_argument("--heap", default="2g")
-    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
-    parser.add_argument("--report", action="store_true", help="print the table of OUT/shards.json and redraw the plot")
-    args = parser.parse_args()
-
-    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    report = json.loads((out / "shards.json").read_text()) if args.report else measure(args, out)
-    print("\n".join(table(report)))
-    plot(report, out)
-    return 0
+    return study_main("shards", parser, measure, table, plot)
 
 
 if __name__ == "__main__":

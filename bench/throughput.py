@@ -442,6 +442,31 @@ def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: 
     return entry
 
 
+def study_main(name: str, parser: argparse.ArgumentParser,
+               measure: Callable[[argparse.Namespace, Path], Dict[str, Any]],
+               table: Callable[[Dict[str, Any]], List[str]], plot: Callable[[Dict[str, Any], Path], None]) -> int:
+    """The command line the studies beside this benchmark share (shards, latency, cluster): their own
+    arguments in ``parser``, then the heap, the jar, the output folder and --report; measures (or reads
+    OUT/<name>.json back), prints the table and draws the plot."""
+    parser.add_argument("--heap", default="2g", help="the child JVMs' heap (spark.driver.memory)")
+    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
+    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--report", action="store_true",
+                        help=f"print the table of OUT/{name}.json and redraw the plot, measuring nothing")
+    args = parser.parse_args()
+
+    def terminated(signum, frame):  # run the finally blocks: stop the children and the endpoint
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = json.loads((out / f"{name}.json").read_text()) if args.report else measure(args, out)
+    print("\n".join(table(report)))
+    plot(report, out)
+    return 0
+
+
 def cpu_per_record(entry: Dict[str, Any]) -> Dict[str, float]:
     """Median over the timed runs of each process kind's CPU µs per user record: unlike the rate, it
     holds on a machine that other work keeps busy."""
