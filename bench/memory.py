@@ -91,7 +91,7 @@ def child(spec: Dict[str, Any]) -> int:
 
 def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: float,
             timeout: float, log: Path) -> Dict[str, Any]:
-    endpoint.create_stream(spec["stream"], spec["shards"])
+    endpoint.create_stream(spec["stream"], spec["shards"], max_record_kib=spec.get("max_record_kib", 1024))
     load_before = host.facts()["loadavg"]
     with open(log, "ab") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env,
@@ -141,7 +141,7 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
     return {
         "records": spec["records"], "record_bytes": spec["record_bytes"],
         "input_mib": round(spec["records"] * spec["record_bytes"] / MIB, 2),
-        "mode": spec["mode"], "mode_options": MODES[spec["mode"]],
+        "mode": spec["mode"], "mode_options": spec["mode_options"],
         "peak_jvm_rss_mib": round(peak["jvm"] / MIB, 1),
         "peak_daemon_rss_mib": round(peak["daemon"] / MIB, 1),
         "peak_total_rss_mib": round(peak["total"] / MIB, 1),
@@ -233,19 +233,27 @@ def save(runs: List[Dict[str, Any]], meta: Dict[str, Any], out: Path, planned: i
     plot(runs, meta, out / "memory.png")
 
 
+def child_env(workdir: Path) -> Dict[str, str]:
+    """The children's environment, with a private copy of the jar in ``workdir``: a rebuild during the
+    benchmark must not change what it measures."""
+    import spark_kpl
+
+    jar = workdir / "spark-kpl.jar"
+    shutil.copy2(spark_kpl.jar_path(), jar)
+    env = loopback_env()
+    env["SPARK_KPL_JAR"] = str(jar)
+    env["PYTHONPATH"] = python_path()
+    return env
+
+
 def parent(args: argparse.Namespace) -> int:
     import spark_kpl
     from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    # A private copy of the jar: a rebuild during the benchmark must not change what it measures.
     workdir = Path(tempfile.mkdtemp(prefix="spark-kpl-bench-"))
-    jar = workdir / "spark-kpl.jar"
-    shutil.copy2(spark_kpl.jar_path(), jar)
-    env = loopback_env()
-    env["SPARK_KPL_JAR"] = str(jar)
-    env["PYTHONPATH"] = python_path()
+    env = child_env(workdir)
     log = workdir / "children.log"
     modes = args.modes.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -274,7 +282,7 @@ def parent(args: argparse.Namespace) -> int:
         for n, records in enumerate(sizes):
             for mode in modes:
                 spec = {"records": records, "record_bytes": args.record_bytes, "mode": mode,
-                        "shards": args.shards, "stream": f"bench-{mode}-{records}-{n}",
+                        "mode_options": MODES[mode], "shards": args.shards, "stream": f"bench-{mode}-{records}-{n}",
                         "options": {**kpl, **COMMON_OPTIONS, **MODES[mode]}}
                 run = run_one(endpoint, spec, env, args.interval, args.run_timeout, log)
                 versions = run.pop("_versions")

@@ -24,17 +24,74 @@ EMOJI = "\U0001F600"
 # -- the endpoint, by boto3: what a whole PutRecords call does with one bad entry -------------------
 
 
-def test_endpoint_refuses_the_whole_call_for_a_record_over_the_limit(endpoint, ep_stream):
-    """Kinesis counts data plus partition key against the record limit, and a per-record result
-    carries only throttling or InternalFailure: an entry over the limit fails the whole call with
-    InvalidArgumentException (the model's Data constraint, 10 MiB, does not apply), nothing stored."""
+def _over_the_maximum(member: str, limit: int) -> str:
+    """What Kinesis answers for a record over the stream's maximum (KPL issue #680, a 1 MiB stream)."""
+    return (rf"ValidationException.*1 validation error detected: Value at '{re.escape(member)}' failed to "
+            rf"satisfy constraint: Member must have length less than or equal to {limit}$")
+
+
+def _raise_maximum(client, stream: str, kib: int) -> None:
+    arn = client.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamARN"]
+    client.update_max_record_size(StreamARN=arn, MaxRecordSizeInKiB=kib)
+
+
+def test_endpoint_refuses_the_whole_call_for_a_record_over_the_streams_maximum(endpoint, ep_stream):
+    """Kinesis counts data plus partition key against the stream's maximum record size (1 MiB unless
+    raised), and a per-record result carries only throttling or InternalFailure: an entry over it fails
+    the whole call, nothing stored. Raised with UpdateMaxRecordSize, the same entry is taken."""
     client = endpoint.client()
     fits = {"Data": b"x" * (MIB - 2), "PartitionKey": "ab"}
     over = {"Data": b"x" * (MIB - 1), "PartitionKey": "ab"}
-    with pytest.raises(client.exceptions.InvalidArgumentException, match="records.2.*1048577 bytes.*1048576"):
+    with pytest.raises(client.exceptions.ClientError, match=_over_the_maximum("records.2.member.data", MIB)):
         client.put_records(StreamName=ep_stream, Records=[fits, over])
+    with pytest.raises(client.exceptions.ClientError, match=_over_the_maximum("data", MIB)):
+        client.put_record(StreamName=ep_stream, **over)
     assert endpoint.records(ep_stream) == []
     assert client.put_records(StreamName=ep_stream, Records=[fits])["FailedRecordCount"] == 0
+
+    _raise_maximum(client, ep_stream, 1025)
+    summary = client.describe_stream_summary(StreamName=ep_stream)["StreamDescriptionSummary"]
+    assert summary["MaxRecordSizeInKiB"] == 1025
+    assert client.put_records(StreamName=ep_stream, Records=[over])["FailedRecordCount"] == 0
+    client.put_record(StreamName=ep_stream, **over)
+    beyond = {"Data": b"x" * (1025 * 1024 - 1), "PartitionKey": "ab"}
+    with pytest.raises(client.exceptions.ClientError, match=_over_the_maximum("records.1.member.data", 1025 * 1024)):
+        client.put_records(StreamName=ep_stream, Records=[beyond])
+    assert len(endpoint.records(ep_stream)) == 3
+
+
+def test_endpoint_takes_10_mib_per_record_and_per_put_records_call_on_a_raised_stream(endpoint, ep_stream):
+    """At 10240 KiB a record of 10 MiB (data plus key) is taken; a PutRecords call takes 10 MiB of
+    records in all, partition keys included, and more fails the whole call."""
+    client = endpoint.client()
+    _raise_maximum(client, ep_stream, 10240)
+    whole = {"Data": b"w" * (10 * MIB - 2), "PartitionKey": "ab"}
+    assert client.put_records(StreamName=ep_stream, Records=[whole])["FailedRecordCount"] == 0
+    half = {"Data": b"h" * (5 * MIB - 2), "PartitionKey": "ab"}
+    assert client.put_records(StreamName=ep_stream, Records=[half, half])["FailedRecordCount"] == 0
+    with pytest.raises(client.exceptions.InvalidArgumentException, match="^.*Records size exceeds 10 MB limit$"):
+        client.put_records(StreamName=ep_stream, Records=[half, half, {"Data": b"1", "PartitionKey": "k"}])
+    with pytest.raises(client.exceptions.ClientError, match=_over_the_maximum("data", 10 * MIB)):
+        client.put_record(StreamName=ep_stream, Data=whole["Data"] + b"!", PartitionKey="ab")
+    assert sorted(len(r.data) for r in endpoint.records(ep_stream)) == [5 * MIB - 2, 5 * MIB - 2, 10 * MIB - 2]
+
+
+def test_endpoint_sets_a_streams_maximum_record_size_as_kinesis_does(endpoint):
+    """UpdateMaxRecordSize (by StreamARN, as its input has no StreamName) and CreateStream take 1024 to
+    10240 KiB, refusing others with ValidationException; DescribeStreamSummary reports it."""
+    client = endpoint.client()
+    client.create_stream(StreamName="maxsize-created", ShardCount=1, MaxRecordSizeInKiB=4096)
+    try:
+        summary = client.describe_stream_summary(StreamName="maxsize-created")["StreamDescriptionSummary"]
+        assert summary["MaxRecordSizeInKiB"] == 4096
+        # (boto3 itself refuses a value under the model's minimum, 1024, before sending it)
+        with pytest.raises(client.exceptions.ClientError, match="ValidationException.*got 10241"):
+            client.update_max_record_size(StreamARN=summary["StreamARN"], MaxRecordSizeInKiB=10241)
+        with pytest.raises(client.exceptions.ClientError, match="ValidationException.*got 20480"):
+            client.create_stream(StreamName="maxsize-refused", ShardCount=1, MaxRecordSizeInKiB=20480)
+        assert "maxsize-refused" not in endpoint.streams
+    finally:
+        endpoint.delete_stream("maxsize-created")
 
 
 @pytest.mark.parametrize("key", ["+5", "007", "00", " 5", "5 ", "1" * 40])

@@ -2,12 +2,14 @@
 endpoint and read back as a KCL consumer reads them (every sub-record of an aggregate inside the range
 of the shard that stored it): a stream deleted and created again under its name, a stream whose
 record distribution strategy is AUTO, a reshard under concurrent tasks, ListShards throttled, a
-sparse key from a slow source, and a stream's own maximum record size (docs/aggregation.md)."""
+sparse key from a slow source, and a stream's own maximum record size, default or raised to 10 MiB
+(docs/aggregation.md)."""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import time
 from typing import Dict, Iterator, List, Sequence, Tuple
 
@@ -310,3 +312,34 @@ def test_a_record_over_the_streams_own_maximum_is_refused_naming_it(
         spark_kpl.write(big, name, maxRecordBytes=str(2 << 20), **endpoint.kpl_options())
     assert "MaxRecordSizeInKiB" in str(failed.value) and name in str(failed.value)
     assert time.monotonic() - started < 20, "retried by the KPL instead of refused at once"
+
+
+def test_a_5_mib_record_among_100_000_small_ones_arrives_whole_on_a_stream_raised_to_10_mib(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """Kinesis takes records up to the stream's maximum, raised with UpdateMaxRecordSize up to 10 MiB, and
+    PutRecords calls up to 10 MiB; the KPL (MaxUserRecordSize, set from maxRecordBytes) sends such a
+    record alone. One 5 MiB record of random bytes in the middle of a task's 100 B rows, written with
+    the defaults (aggregation=executor) but maxRecordBytes: every row read back once by a KCL consumer
+    with its key, the large one byte for byte and on its own, the small ones still aggregated."""
+    endpoint.create_stream(name, shards=4)
+    client = endpoint.client()
+    arn = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"]
+    client.update_max_record_size(StreamARN=arn, MaxRecordSizeInKiB=10240)
+    small_rows = 100_000
+    large = os.urandom(5 << 20)
+    expected = {(b"%08d" % i).ljust(100, b"x"): f"user-{i % KEYS}" for i in range(small_rows)}
+    rows = [(data, key) for data, key in expected.items()]
+    rows.insert(small_rows // 4, (large, "large"))  # inside the first of the two tasks
+
+    result = spark_kpl.write(spark.createDataFrame(rows, "data binary, partitionKey string"), name,
+                             partition_key="partitionKey", maxRecordBytes=str(10 << 20), **endpoint.kpl_options())
+
+    assert result.records_written == small_rows + 1 and result.records_failed == 0
+    kcl = _kcl_reads(endpoint, name)
+    small = [r for r in kcl if r.partition_key != "large"]
+    report = compare(expected, ((r.data, r.partition_key) for r in small))
+    assert report.exactly_once, "a KCL consumer: " + report.summary()
+    # (length, same bytes, stored alone) of each copy: a report of the record itself would be 5 MiB long
+    assert [(len(r.data), r.data == large, r.sub_sequence_number) for r in kcl if r.partition_key == "large"] \
+        == [(len(large), True, None)]
+    assert len({(r.shard_id, r.sequence_number) for r in small}) < small_rows / 100, "small rows not aggregated"

@@ -24,7 +24,10 @@ The KPL sends few, large calls (up to 500 Kinesis records of up to 50 KiB aggreg
 work per byte is what counts: the body is read in one piece, parsed once by the C JSON parser, and
 with ``store=False`` the base64 data is never decoded (its size is computed from its length).
 Records are routed to shards as Kinesis does: MD5 of the partition key, or the explicit hash key,
-over the shards' evenly split hash ranges.
+over the shards' evenly split hash ranges. As in Kinesis, a record (data plus partition key) may have
+up to its stream's maximum record size, 1 MiB unless raised to at most 10 MiB (``UpdateMaxRecordSize``
+or ``CreateStream``'s ``MaxRecordSizeInKiB``), and a ``PutRecords`` call up to 10 MiB in all; past
+either, the whole call fails.
 
 Signatures: every request must carry a valid AWS Signature Version 4 from credentials the endpoint
 knows (:mod:`spark_kpl_testing.sigv4`): by default the loopback keys the test helpers give every

@@ -25,14 +25,20 @@ import orjson
 from spark_kpl_testing.endpoint.counters import PUT_OPERATIONS, Counters
 from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError, stream_not_found
 from spark_kpl_testing.endpoint.faults import FaultInjector
-from spark_kpl_testing.endpoint.streams import HASH_SPACE, Stream, validate_stream
+from spark_kpl_testing.endpoint.streams import (
+    DEFAULT_MAX_RECORD_KIB,
+    HASH_SPACE,
+    Stream,
+    checked_max_record_kib,
+    validate_stream,
+)
 from spark_kpl_testing.records import Record, user_records
 
 __all__ = ["KinesisApi"]
 
 _MAX_RECORDS_PER_CALL = 500
-_MAX_CALL_BYTES = 5 << 20
-_MAX_RECORD_BYTES = 1 << 20
+#: A PutRecords call's records, data plus partition keys: 10 MiB since Kinesis took 10 MiB records (was 5 MiB).
+_MAX_CALL_BYTES = 10 << 20
 #: The API model's pattern for ExplicitHashKey: a decimal without sign or leading zeros.
 _HASH_KEY = re.compile(r"0|([1-9]\d{0,38})", re.ASCII)  # \d: ASCII digits only
 
@@ -101,8 +107,10 @@ class KinesisApi:
 
     # -- streams, for the endpoint's owner ----------------------------------------------------
 
-    def create_stream(self, name: str, shards: int, on_demand: bool = False) -> None:
+    def create_stream(self, name: str, shards: int, on_demand: bool = False,
+                      max_record_kib: int = DEFAULT_MAX_RECORD_KIB) -> None:
         stream = Stream(name, validate_stream(name, shards), self.region, on_demand)
+        stream.set_max_record_kib(max_record_kib)
         with self._lock:
             if name in self._streams:
                 raise ValueError(f"stream {name!r} already exists")
@@ -182,6 +190,12 @@ class KinesisApi:
             raise stream_not_found(name)
         return stream
 
+    def _stream_by_arn(self, payload: Mapping[str, Any]) -> Stream:
+        """The stream of a call Kinesis takes by StreamARN only (its input has no StreamName)."""
+        if "StreamARN" not in payload:
+            raise ApiError(400, "ValidationException", "StreamARN is required")
+        return self._stream(payload)
+
     def _put_record(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         stream = self._stream(payload)
         entry = {k: payload.get(k) for k in ("Data", "PartitionKey", "ExplicitHashKey")}
@@ -212,7 +226,7 @@ class KinesisApi:
     def _put(self, stream: Stream, entries: List[Any],
              member: Callable[[int], str] = _records_member) -> List[Dict[str, str]]:
         """Route, throttle, fail or accept each record; one result per record, in order."""
-        routed = _route(entries, member)
+        routed = _route(entries, stream.max_record_kib << 10, member)
         faults = self._faults.faults
         record_rate, byte_rate = faults.shard_records_per_second, faults.shard_bytes_per_second
         limited = record_rate is not None or byte_rate is not None
@@ -307,8 +321,11 @@ class KinesisApi:
         name = payload.get("StreamName")
         mode = (payload.get("StreamModeDetails") or {}).get("StreamMode", "PROVISIONED")
         shards = payload.get("ShardCount", 4)  # on-demand streams start with 4 shards
+        max_record_kib = payload.get("MaxRecordSizeInKiB")
+        max_record_kib = DEFAULT_MAX_RECORD_KIB if max_record_kib is None else checked_max_record_kib(max_record_kib)
         try:
-            self.create_stream(name, shards, on_demand=mode == "ON_DEMAND")  # type: ignore[arg-type]
+            self.create_stream(name, shards, on_demand=mode == "ON_DEMAND",  # type: ignore[arg-type]
+                               max_record_kib=max_record_kib)
         except ValueError as e:
             if isinstance(name, str) and name in self._streams:
                 raise ApiError(400, "ResourceInUseException",
@@ -339,15 +356,13 @@ class KinesisApi:
         return {}
 
     def _update_distribution_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
-        if "StreamARN" not in payload:  # Kinesis takes this call by ARN only
-            raise ApiError(400, "ValidationException", "StreamARN is required")
         with self._lock:
-            self._stream(payload).set_distribution(payload.get("RecordDistributionStrategy"))
+            self._stream_by_arn(payload).set_distribution(payload.get("RecordDistributionStrategy"))
         return {}
 
     def _update_max_record_size_call(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         with self._lock:
-            self._stream(payload).set_max_record_kib(payload.get("MaxRecordSizeInKiB"))
+            self._stream_by_arn(payload).set_max_record_kib(payload.get("MaxRecordSizeInKiB"))
         return {}
 
     def _get_shard_iterator(self, payload: Dict[str, Any]) -> Dict[str, Any]:
@@ -390,7 +405,7 @@ class KinesisApi:
                                     for s in streams]}
 
 
-def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
+def _route(entries: List[Any], max_record_bytes: int, member: Callable[[int], str] = _records_member) \
         -> List[Tuple[int, int, str, Optional[str], str]]:
     """(hash key, size, partition key, explicit hash key, base64 data) of each record of a put, checked
     as Kinesis checks them; raises :class:`ApiError` for the whole call otherwise.
@@ -398,8 +413,10 @@ def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
     A per-record result carries only throttling or ``InternalFailure``, so one bad entry fails the
     whole call: a value off the API model's constraints with ``ValidationException``, in the AWS
     wording that names the member (``member`` gives its path; the first such value only); else, as
-    the service checks after the model, a record over the size limit (data plus partition key) or a
-    hash key past 2^128-1 with ``InvalidArgumentException``."""
+    the service checks after the model, a record over the stream's maximum record size
+    (``max_record_bytes``; data plus partition key) with ``ValidationException`` in the same wording,
+    naming that maximum (what Kinesis answered the KPL 1.0.6 for a 1 MiB stream, KPL issue #680), a
+    hash key past 2^128-1, or records over 10 MiB in all, with ``InvalidArgumentException``."""
     routed: List[Tuple[int, int, str, Optional[str], str]] = []
     out_of_limits: Optional[ApiError] = None
     call_bytes = 0
@@ -419,10 +436,9 @@ def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
                            f"Member must satisfy regular expression pattern: {_HASH_KEY.pattern}")
         encoded_key = key.encode()
         size = _decoded_size(data) + len(encoded_key)
-        if size > _MAX_RECORD_BYTES and out_of_limits is None:
-            out_of_limits = ApiError(400, "InvalidArgumentException",
-                                     f"{member(i)}data plus partitionKey: {size} bytes, over the record limit of "
-                                     f"{_MAX_RECORD_BYTES} bytes")
+        if size > max_record_bytes and out_of_limits is None:
+            out_of_limits = _invalid(member(i) + "data", None,
+                                     f"Member must have length less than or equal to {max_record_bytes}")
         call_bytes += size
         hash_key = int.from_bytes(md5(encoded_key).digest(), "big") if ehk is None else int(ehk)
         if hash_key >= HASH_SPACE and out_of_limits is None:
@@ -432,7 +448,7 @@ def _route(entries: List[Any], member: Callable[[int], str] = _records_member) \
     if out_of_limits is not None:
         raise out_of_limits
     if call_bytes > _MAX_CALL_BYTES:
-        raise ApiError(400, "InvalidArgumentException", "Records size exceeds 5 MB limit")
+        raise ApiError(400, "InvalidArgumentException", f"Records size exceeds {_MAX_CALL_BYTES >> 20} MB limit")
     return routed
 
 

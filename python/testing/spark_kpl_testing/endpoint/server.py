@@ -13,6 +13,7 @@ from spark_kpl_testing.endpoint.counters import Counters
 from spark_kpl_testing.endpoint.errors import ApiError, KinesisEndpointError
 from spark_kpl_testing.endpoint.faults import FaultInjector, Faults
 from spark_kpl_testing.endpoint.policy import Policy, cloudwatch_action
+from spark_kpl_testing.endpoint.streams import DEFAULT_MAX_RECORD_KIB
 from spark_kpl_testing.endpoint.tls import STOP_JOIN_TIMEOUT, RequestHandler, TlsServer
 from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
 from spark_kpl_testing.net import LOOPBACK, ignore_unverified_tls, kinesis_client, kpl_options
@@ -129,10 +130,12 @@ class KinesisEndpoint(Service):
 
     # -- streams -----------------------------------------------------------------------------
 
-    def create_stream(self, name: str, shards: int = 1, on_demand: bool = False) -> None:
+    def create_stream(self, name: str, shards: int = 1, on_demand: bool = False,
+                      max_record_kib: int = DEFAULT_MAX_RECORD_KIB) -> None:
         """Create a stream, ACTIVE at once; ``on_demand``: in on-demand mode, which has a record
-        distribution strategy (``USER_PARTITION_KEY`` at first)."""
-        self._api.create_stream(name, shards, on_demand)
+        distribution strategy (``USER_PARTITION_KEY`` at first); ``max_record_kib``: its maximum record
+        size (data plus partition key), 1024 to 10240 KiB, as CreateStream's ``MaxRecordSizeInKiB``."""
+        self._api.create_stream(name, shards, on_demand, max_record_kib)
 
     def set_record_distribution(self, stream: str, strategy: str) -> None:
         """Switch an on-demand stream's record distribution strategy (``AUTO``: Kinesis ignores the keys)."""

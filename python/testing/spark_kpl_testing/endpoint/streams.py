@@ -10,7 +10,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError
 from spark_kpl_testing.endpoint.faults import TokenBuckets
 
-__all__ = ["AUTO", "HASH_SPACE", "USER_PARTITION_KEY", "Shard", "StoredRecord", "Stream", "validate_stream"]
+__all__ = ["AUTO", "DEFAULT_MAX_RECORD_KIB", "HASH_SPACE", "USER_PARTITION_KEY", "Shard", "StoredRecord", "Stream",
+           "checked_max_record_kib", "validate_stream"]
 
 HASH_SPACE = 1 << 128
 
@@ -117,11 +118,7 @@ class Stream:
         self.distribution = strategy
 
     def set_max_record_kib(self, kib: Any) -> None:
-        valid = isinstance(kib, int) and not isinstance(kib, bool)
-        if not valid or not DEFAULT_MAX_RECORD_KIB <= kib <= LARGEST_MAX_RECORD_KIB:
-            raise ApiError(400, "ValidationException", f"MaxRecordSizeInKiB must be {DEFAULT_MAX_RECORD_KIB} to "
-                                                       f"{LARGEST_MAX_RECORD_KIB}, got {kib!r}")
-        self.max_record_kib = kib
+        self.max_record_kib = checked_max_record_kib(kib)
 
     def any_shard(self, shard_id: Any) -> Shard:
         """A shard of the stream, open or closed."""
@@ -180,6 +177,15 @@ class Stream:
         if self.distribution is not None:
             summary["RecordDistributionStrategy"] = self.distribution
         return summary
+
+
+def checked_max_record_kib(kib: Any) -> int:
+    """``kib`` if it is a maximum record size Kinesis takes (CreateStream, UpdateMaxRecordSize)."""
+    valid = isinstance(kib, int) and not isinstance(kib, bool)
+    if not valid or not DEFAULT_MAX_RECORD_KIB <= kib <= LARGEST_MAX_RECORD_KIB:
+        raise ApiError(400, "ValidationException", f"MaxRecordSizeInKiB must be {DEFAULT_MAX_RECORD_KIB} to "
+                                                   f"{LARGEST_MAX_RECORD_KIB}, got {kib!r}")
+    return kib
 
 
 def validate_stream(name: Any, shards: Any) -> int:

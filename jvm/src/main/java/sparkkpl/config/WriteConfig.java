@@ -23,6 +23,8 @@ public final class WriteConfig implements Serializable {
     public static final long KPL_MAX_RECORD_BYTES = 10L << 20;
     /** ... and no less than 64 bytes. */
     private static final long KPL_MIN_RECORD_BYTES = 64;
+    /** Kinesis takes 10 MiB per PutRecords call, partition keys included, and refuses a larger call whole. */
+    private static final long KINESIS_MAX_CALL_BYTES = 10L << 20;
     private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
     private static final String KPL_DISTRIBUTION_DEFAULT = "RecordDistributionStrategyDefault";
@@ -149,7 +151,21 @@ public final class WriteConfig implements Serializable {
                 + " serializes whole rows, which are never null");
         }
         AwsCredentials.validate(this);
-        kplConfiguration();
+        checkCollectionMaxSize();
+    }
+
+    /**
+     * The KPL fills a PutRecords call up to CollectionMaxSize, counting partition keys as Kinesis does; a
+     * record larger than it goes alone, so large records never need it raised.
+     */
+    private void checkCollectionMaxSize() {
+        long size = kplConfiguration().getCollectionMaxSize();
+        if (size > KINESIS_MAX_CALL_BYTES) {
+            throw new IllegalArgumentException("KPL property 'CollectionMaxSize' (" + size + ") is over the "
+                + KINESIS_MAX_CALL_BYTES + " bytes (10 MiB) Kinesis takes in one PutRecords call, partition keys "
+                + "included: Kinesis refuses a larger call whole, and the KPL would retry it until RecordTtl. A record "
+                + "larger than CollectionMaxSize is sent alone in its call, so records up to 10 MiB do not need it raised");
+        }
     }
 
     /** Whether several rows may travel in one Kinesis record: built by the tasks, or by the KPL. */

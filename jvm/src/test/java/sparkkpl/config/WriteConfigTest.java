@@ -91,6 +91,16 @@ public class WriteConfigTest {
         assertContains(errorOf("aggregation", "daemon"), "'aggregation' (spark.kpl.aggregation)", "executor, kpl");
     }
 
+    /** Kinesis refuses a PutRecords call over 10 MiB whole, and the KPL would retry it until RecordTtl. */
+    @Test
+    public void aCollectionLargerThanOnePutRecordsCallIsRefused() {
+        for (String aggregation : new String[] {"executor", "kpl"}) {
+            assertContains(errorOf("aggregation", aggregation, "CollectionMaxSize", "10485761"),
+                "KPL property 'CollectionMaxSize' (10485761)", "10485760 bytes", "PutRecords");
+        }
+        assertEquals(10L << 20, resolve("CollectionMaxSize", "10485760").kplConfiguration().getCollectionMaxSize());
+    }
+
     /** A user who switched the KPL's aggregation off has consumers that cannot de-aggregate: never aggregate for them. */
     @Test
     public void theKplsOwnAggregationSettingsWithoutTheOptionMeanThePerRecordPath() {
