@@ -78,14 +78,15 @@ def table(report: Dict[str, Any]) -> List[str]:
     rows = [e for e in report["results"] if e.get("records_per_s")]
     base = next((e for e in rows if e["shards"] == BASE), None)
     lines = ["| shards | records/s median (min–max) | vs 8 shards | first write (cold) records/s | "
-             "peak RSS JVM MiB | peak RSS daemon MiB | user records per Kinesis record | "
-             "CPU µs per record: JVM / daemon / endpoint |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "peak RSS JVM MiB | peak RSS daemon MiB | heap: old gen peak / committed at it MiB | "
+             "user records per Kinesis record | CPU µs per record: JVM / daemon / endpoint |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for e in rows:
         rate = e["records_per_s"]
         share = f"{rate['median'] / base['records_per_s']['median']:.2f}" if base else "–"
         lines.append(f"| {e['shards']:,} | {rate['median']:,.0f} ({rate['min']:,.0f}–{rate['max']:,.0f}) | {share} | "
                      f"{e.get('first_run_records_per_s', 0):,.0f} | {_mib(e, 'jvm')} | {_mib(e, 'daemon')} | "
+                     f"{_old_gen(e)} | "
                      f"{e.get('kinesis', {}).get('user_records_per_record', 0):.1f} | {_cpu(e)} |")
     target = next((e for e in rows if e["shards"] == TARGET), None)
     if base and target:
@@ -101,6 +102,12 @@ def table(report: Dict[str, Any]) -> List[str]:
 def _cpu(entry: Dict[str, Any]) -> str:
     cpu = entry.get("cpu_us_per_record", {})
     return " / ".join(f"{cpu[kind]:.2f}" if kind in cpu else "–" for kind in ("jvm", "daemon", "endpoint"))
+
+
+def _old_gen(entry: Dict[str, Any]) -> str:
+    """The old generation's peak use and the commitment at it (older runs did not record them: –)."""
+    old = entry.get("heap_peaks", {}).get("G1 Old Gen")
+    return f"{old['used'] / 2**20:,.0f} / {old['committed'] / 2**20:,.0f}" if old else "–"
 
 
 def _mib(entry: Dict[str, Any], kind: str) -> str:

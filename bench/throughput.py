@@ -255,9 +255,23 @@ def child(args: argparse.Namespace) -> int:
             seconds = time.perf_counter() - started
             print(json.dumps({"run": run, "records": records, "seconds": seconds, "wall_start": wall, **extra}),
                   flush=True)
+        print(json.dumps({"heap_peaks": heap_peaks(spark)}), flush=True)
     finally:
         spark.stop()
     return 0
+
+
+def heap_peaks(spark) -> Dict[str, Dict[str, int]]:
+    """The driver JVM's heap pools (local mode: the executor's too): each one's peak use, and what was
+    committed at that peak, in bytes. Beside the process's RSS they tell heap that G1 committed from
+    heap that held data (the old generation's peak bounds the live set from above)."""
+    jvm = spark.sparkContext._jvm
+    peaks = {}
+    for pool in jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans():
+        if pool.getType().toString() == "Heap memory":
+            peak = pool.getPeakUsage()
+            peaks[pool.getName()] = {"used": peak.getUsed(), "committed": peak.getCommitted()}
+    return peaks
 
 
 # ------------------------------------------------------------------ orchestrator
@@ -368,7 +382,7 @@ def run_process(command: List[str], log: Path, timeout: float,
                     cpu_before = tree_cpu_seconds(proc.pid, others)
                     proc.stdin.write(b"go\n")
                     proc.stdin.flush()
-                elif "kpl_settings" in line:
+                elif "kpl_settings" in line or "heap_peaks" in line:
                     notes.update(line)
                 else:
                     if counters and before is not None:
