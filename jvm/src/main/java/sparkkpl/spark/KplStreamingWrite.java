@@ -2,6 +2,7 @@ package sparkkpl.spark;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -30,6 +31,8 @@ final class KplStreamingWrite implements StreamingWrite {
     private WritePlan current;
     /** How log lines name the query: by the name writeStream gave it, if any. */
     private final String query;
+    /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
+    private long planningNanos;
 
     KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
         this.plan = plan;
@@ -43,9 +46,12 @@ final class KplStreamingWrite implements StreamingWrite {
      */
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+        long started = System.nanoTime();
         try {
             current = plan.described(look);
-            return new Factory(current, committed.last());
+            Factory factory = new Factory(current, committed.last());
+            planningNanos = System.nanoTime() - started;
+            return factory;
         } catch (IOException e) {
             throw new UncheckedIOException("Reading the kpl sink's committed batches in " + committed.directory(), e);
         }
@@ -59,7 +65,9 @@ final class KplStreamingWrite implements StreamingWrite {
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
+        long started = System.nanoTime();
         StreamLook.confirmUnchanged(current.config(), current.streams());
+        long checked = System.nanoTime();
         try {
             if (batchId > committed.last()) {
                 committed.commit(batchId);
@@ -68,7 +76,16 @@ final class KplStreamingWrite implements StreamingWrite {
             throw new UncheckedIOException("Recording micro-batch " + batchId + " as committed in "
                 + committed.directory(), e);
         }
-        LOG.info("Kinesis micro-batch {} of {} committed: {}", batchId, query, total.toMap());
+        if (LOG.isInfoEnabled()) {
+            LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
+                + "batch recorded in {} ms)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
+                ms(System.nanoTime() - checked));
+        }
+    }
+
+    /** A duration for a log line, in milliseconds to a tenth. */
+    static String ms(long nanos) {
+        return String.format(Locale.ROOT, "%.1f", nanos / 1e6);
     }
 
     @Override
