@@ -26,7 +26,7 @@ final class KplStreamingWrite implements StreamingWrite {
 
     private final WritePlan plan;
     private final CommittedBatches committed;
-    private final StreamLook look = StreamLook.perMicroBatch();
+    private final StreamLook look;
     /** The plan of the micro-batch being written: its tasks' streams are checked at its commit. */
     private WritePlan current;
     /** How log lines name the query: by the name writeStream gave it, if any. */
@@ -37,6 +37,7 @@ final class KplStreamingWrite implements StreamingWrite {
     KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
         this.plan = plan;
         this.committed = committed;
+        this.look = StreamLook.forQuery(plan.writeId());
         this.query = plan.config().get(SinkOption.QUERY_NAME).map(name -> "query '" + name + "'").orElse("the query");
     }
 
