@@ -1,8 +1,12 @@
 package sparkkpl.spark;
 
+import com.google.common.util.concurrent.Uninterruptibles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -14,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * A Structured Streaming query's writes, micro-batch by micro-batch. Each task commits once Kinesis
@@ -23,6 +28,8 @@ import sparkkpl.streaming.CommittedBatches;
  */
 final class KplStreamingWrite implements StreamingWrite {
     private static final Logger LOG = LoggerFactory.getLogger(KplStreamingWrite.class);
+    /** Writes micro-batches' markers while the driver checks their stream. */
+    private static final ExecutorService BATCH_LOG = OffTaskThread.newPool("spark-kpl-batch-log");
 
     private final WritePlan plan;
     private final CommittedBatches committed;
@@ -63,25 +70,47 @@ final class KplStreamingWrite implements StreamingWrite {
         return true;
     }
 
+    /**
+     * Every task committed, so Kinesis acknowledged every record: the stream is checked (it must be the
+     * one described) while the batch's marker is written under a temporary name, which is published only
+     * if the check passed; the two took a round trip and a synced file write one after the other.
+     */
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
+        CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
+            () -> prepareMarker(batchId), BATCH_LOG);
         StreamLook.confirmUnchanged(current.config(), current.streams());
         long checked = System.nanoTime();
         try {
-            if (batchId > committed.last()) {
-                committed.commit(batchId);
+            CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);
+            if (prepared != null) {
+                committed.publish(prepared);
             }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : new IllegalStateException(e.getCause());
         } catch (IOException e) {
-            throw new UncheckedIOException("Recording micro-batch " + batchId + " as committed in "
-                + committed.directory(), e);
+            throw batchLogFailed(batchId, e);
         }
         if (LOG.isInfoEnabled()) {
             LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
-                + "batch recorded in {} ms)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
+                + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
                 ms(System.nanoTime() - checked));
         }
+    }
+
+    /** The batch's marker, written but not published; null for a batch already recorded (a replay). */
+    private CommittedBatches.Prepared prepareMarker(long batchId) {
+        try {
+            return batchId > committed.last() ? committed.prepare(batchId) : null;
+        } catch (IOException e) {
+            throw batchLogFailed(batchId, e);
+        }
+    }
+
+    private UncheckedIOException batchLogFailed(long batchId, IOException e) {
+        return new UncheckedIOException("Recording micro-batch " + batchId + " as committed in " + committed.directory(), e);
     }
 
     /** A duration for a log line, in milliseconds to a tenth. */
