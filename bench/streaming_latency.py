@@ -22,8 +22,10 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -40,6 +42,15 @@ RECORD_BYTES = 100
 DISTANT_OPERATIONS = frozenset({"DescribeStreamSummary", "ListShards", "PutRecords"})
 SINKS = ("noop", "kpl")
 DURATIONS = ("addBatch", "triggerExecution")
+#: The sink's own timings in its log (--sink-log): KplStreamingWrite's line per micro-batch, KplDataWriter's per task.
+SINK_TIMINGS = {
+    "driver: planning": r"planned in ([\d.]+) ms",
+    "task: taking the producer": r"producer in ([\d.]+) ms",
+    "task: rows into aggregates": r"rows in ([\d.]+) ms",
+    "task: commit until acknowledged": r"acknowledged ([\d.]+) ms after the commit began",
+    "driver: stream check at commit": r"stream checked in ([\d.]+) ms",
+    "driver: batch log after the check": r"batch recorded (?:in )?([\d.]+) ms",
+}
 
 
 # ------------------------------------------------------------------ child
@@ -179,6 +190,25 @@ def _pair(figures: Dict[str, float]) -> str:
     return f"{figures['p50']:.0f} / {figures['p99']:.0f}"
 
 
+def sink_timings(log: str) -> List[Dict[str, float]]:
+    """Per child (latency) in the log, the median of each of the sink's timings, warm-up included."""
+    runs = log.split("\n=== ")[1:]
+    return [{name: statistics.median(values) for name, pattern in SINK_TIMINGS.items()
+             if (values := [float(v) for v in re.findall(pattern, run)])} for run in runs]
+
+
+def breakdown(report: Dict[str, Any]) -> List[str]:
+    entries = [e for e in report["results"] if e.get("sink_timings")]
+    if not entries:
+        return []
+    lines = ["| per micro-batch, ms (median) | " + " | ".join(f"+{e['latency_ms']} ms" for e in entries) + " |",
+             "|---|" + "---:|" * len(entries)]
+    for name in SINK_TIMINGS:
+        lines.append(f"| {name} | " + " | ".join(f"{e['sink_timings'].get(name, float('nan')):.1f}" for e in entries)
+                     + " |")
+    return lines
+
+
 def plot(report: Dict[str, Any], out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -280,7 +310,12 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = json.loads((out / "streaming-latency.json").read_text()) if args.report else measure(args, out)
-    print("\n".join(table(report)))
+    log = out / "streaming-latency.log"
+    if log.exists():
+        for entry, timings in zip(report["results"], sink_timings(log.read_text())):
+            entry["sink_timings"] = timings
+        (out / "streaming-latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print("\n".join(table(report) + [""] + breakdown(report)))
     plot(report, out)
     return 0
 
