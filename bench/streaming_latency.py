@@ -24,7 +24,6 @@ import math
 import os
 import re
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from typing import Any, Callable, Dict, List
 
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 
-from throughput import JAR, ROOT, SHARDS, _sha256, await_go, machine, run_process, snapshot_jar
+from throughput import JAR, ROOT, SHARDS, _sha256, await_go, exit_on_sigterm, machine, run_process, snapshot_jar
 
 STREAM = "bench-streaming"
 RECORD_BYTES = 100
@@ -302,11 +301,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.cmd == "child":
         return child(args)
-
-    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
+    exit_on_sigterm()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = json.loads((out / "streaming-latency.json").read_text()) if args.report else measure(args, out)

@@ -440,6 +440,15 @@ def settings_difference(loop: Dict[str, str], sink: Dict[str, str]) -> Dict[str,
     return {k: [v, sink.get(k)] for k, v in loop.items() if k not in PLACE_SETTINGS and sink.get(k) != v}
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so that the orchestrator's finally blocks stop its children and the
+    endpoint."""
+    def terminated(signum, frame):
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
+
+
 def producer_list(value: str) -> List[str]:
     names = [name.strip() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in PRODUCERS]
