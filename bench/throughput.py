@@ -468,11 +468,7 @@ def study_main(name: str, parser: argparse.ArgumentParser,
     parser.add_argument("--report", action="store_true",
                         help=f"print the table of OUT/{name}.json and redraw the plot, measuring nothing")
     args = parser.parse_args()
-
-    def terminated(signum, frame):  # run the finally blocks: stop the children and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
+    exit_on_sigterm()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = json.loads((out / f"{name}.json").read_text()) if args.report else measure(args, out)
@@ -510,6 +506,15 @@ def kinesis_figures(runs: List[Dict[str, Any]]) -> Dict[str, float]:
 def settings_difference(loop: Dict[str, str], sink: Dict[str, str]) -> Dict[str, List[Optional[str]]]:
     """KPL settings where the loop's producer and the sink's differ, as [loop, sink], places aside."""
     return {k: [v, sink.get(k)] for k, v in loop.items() if k not in PLACE_SETTINGS and sink.get(k) != v}
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM raise SystemExit, so that the orchestrator's finally blocks stop its children and the
+    endpoint."""
+    def terminated(signum, frame):
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
 
 
 def producer_list(value: str) -> List[str]:
@@ -572,10 +577,7 @@ def main() -> int:
 
     from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 
-    def terminated(signum, frame):  # run the finally blocks: stop children and the endpoint
-        raise SystemExit(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, terminated)
+    exit_on_sigterm()
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -157,3 +157,31 @@ def test_a_role_sts_refuses_delivers_nothing_and_the_error_says_why(spark, endpo
                         awsAccessKeyId=ROLE_CALLER.access_key_id, awsSecretAccessKey=ROLE_CALLER.secret_access_key,
                         awsRoleArn=other, awsStsEndpoint=sts.url, aggregation=aggregation)
         assert not sts.issued
+
+
+def test_a_streaming_query_neither_assumes_its_role_nor_describes_its_stream_at_every_micro_batch(
+        spark, endpoint, ep_stream, tmp_path):
+    """Spark builds a query's write anew for each micro-batch, and the driver checks the stream at each
+    commit: a client per call assumed the role again each time (an STS call and a new connection per
+    micro-batch), and the stream was described every micro-batch, not once per 5 s."""
+    batches, rows = 6, 5
+    describes = endpoint.stats()["calls"].get("DescribeStreamSummary", 0)
+    source = tmp_path / "source"
+    source.mkdir()
+    for batch in range(batches):  # one file per micro-batch
+        (source / f"part-{batch}.json").write_text("".join(f'{{"data": "b{batch}-r{row}"}}\n' for row in range(rows)))
+    with StsEndpoint(endpoint, roles=[ROLE], credentials=[ROLE_CALLER]) as sts:
+        query = (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(str(source))
+                 .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .option("streamName", ep_stream).options(**endpoint.kpl_options())
+                 .options(awsAccessKeyId=ROLE_CALLER.access_key_id, awsSecretAccessKey=ROLE_CALLER.secret_access_key,
+                          awsRoleArn=ROLE, awsStsEndpoint=sts.url)
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        assert query.exception() is None
+        assert len([p for p in query.recentProgress if p["numInputRows"]]) == batches
+        assert len(sts.issued) < batches, f"the role was assumed {len(sts.issued)} times for {batches} micro-batches"
+    describes = endpoint.stats()["calls"].get("DescribeStreamSummary", 0) - describes
+    assert describes < batches, f"the stream was described {describes} times for {batches} micro-batches"
+    assert sorted(r.data for r in endpoint.records(ep_stream)) == sorted(
+        f"b{batch}-r{row}".encode() for batch in range(batches) for row in range(rows))

@@ -48,7 +48,6 @@ public final class ShardMaps {
         long describedAt;
     }
 
-    private static final Map<Map<String, String>, StreamApi> APIS = new ConcurrentHashMap<>();
     private static final Map<Key, Slot> SLOTS = new ConcurrentHashMap<>();
 
     private ShardMaps() {}
@@ -113,21 +112,17 @@ public final class ShardMaps {
         Slot slot = slot(config, stream);
         synchronized (slot.describing) {
             if (slot.description == null || System.nanoTime() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
-                slot.description = api(config).describe(stream);
+                slot.description = StreamApi.shared(config).describe(stream);
                 slot.describedAt = System.nanoTime();
             }
             return slot.description;
         }
     }
 
-    private static StreamApi api(WriteConfig config) {
-        return APIS.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config));
-    }
-
     private static void list(WriteConfig config, String stream, String created, Slot slot,
                              CompletableFuture<ShardMap> listing) {
         try {
-            ShardMap listed = api(config).listShards(stream, created);
+            ShardMap listed = StreamApi.shared(config).listShards(stream, created);
             synchronized (slot) {
                 slot.latest = listed;
             }

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.http.conn.ssl.NoopHostnameVerifier;
@@ -55,8 +56,12 @@ import sparkkpl.config.WriteConfig;
  * already carries, rather than through the SDK's Kinesis client: that client is not in the jar, and it
  * speaks CBOR, which can only be switched off for the whole JVM and which the daemon's endpoints need
  * not speak (docs/aggregation.md).
+ *
+ * <p>One per JVM and producer configuration ({@link #shared}), kept open: a streaming query's driver
+ * checks its stream at every micro-batch's commit, and a client per call would pay a new connection
+ * (TCP and TLS handshakes, each a round trip to Kinesis) and, with a role, an STS call every time.
  */
-public final class StreamApi implements AutoCloseable {
+public final class StreamApi {
     private static final String TARGET_PREFIX = "Kinesis_20131202.";
     private static final String JSON_1_1 = "application/x-amz-json-1.1";
     private static final int PAGE_SIZE = 1000;
@@ -70,6 +75,7 @@ public final class StreamApi implements AutoCloseable {
     private static final long FIRST_BACKOFF_MS = 100;
     private static final long MAX_BACKOFF_MS = 5_000;
     private static final long MAX_RETRY_MS = 300_000;
+    private static final Map<Map<String, String>, StreamApi> SHARED = new ConcurrentHashMap<>();
 
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
@@ -82,7 +88,17 @@ public final class StreamApi implements AutoCloseable {
      */
     private final long retryForNanos;
 
-    public StreamApi(WriteConfig config) {
+    /**
+     * The JVM's client for this configuration's endpoint and credentials (its producer identity),
+     * made on first use.
+     *
+     * @throws AwsCredentials.Unavailable when the configuration's credentials give none
+     */
+    public static StreamApi shared(WriteConfig config) {
+        return SHARED.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config));
+    }
+
+    private StreamApi(WriteConfig config) {
         KinesisProducerConfiguration kpl = config.kplConfiguration();
         this.region = AwsRegion.of(kpl);
         String host = kpl.getKinesisEndpoint().isEmpty()
@@ -325,10 +341,5 @@ public final class StreamApi implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while " + doing, e);
         }
-    }
-
-    @Override
-    public void close() {
-        http.close();
     }
 }

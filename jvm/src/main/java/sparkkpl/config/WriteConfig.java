@@ -33,6 +33,12 @@ public final class WriteConfig implements Serializable {
     public static final Set<String> KPL_AGGREGATION_SHAPERS = Set.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
     private static final String KPL_LOG_LEVEL = "LogLevel";
+    private static final String KPL_RECORD_MAX_BUFFERED_TIME = "RecordMaxBufferedTime";
+    /**
+     * The KPL's RecordMaxBufferedTime for a producer of the tasks' aggregates, unless the user gives
+     * it: how long the daemon gathers records into a PutRecords call (see {@link #producerConfiguration}).
+     */
+    static final long EXECUTOR_AGGREGATES_BUFFERED_MS = 10;
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -408,6 +414,13 @@ public final class WriteConfig implements Serializable {
         // carries it as a property (withoutAggregationFor), every other stream places by key.
         if (!kplProperties.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
             kpl.setRecordDistributionStrategyDefault(RecordDistributionStrategyDefault.USER_PARTITION_KEY);
+        }
+        // The tasks' aggregates are complete when the KPL gets them, so its buffering only gathers them
+        // into PutRecords calls; but it holds the last ones of every task, at commit, for the whole
+        // RecordMaxBufferedTime (100 ms; a flush sends them 80 ms later), which every streaming
+        // micro-batch waited out. The tasks still seal open aggregates by age at the user's value.
+        if (aggregatesInExecutor() && !kplProperties.containsKey(KPL_RECORD_MAX_BUFFERED_TIME)) {
+            kpl.setRecordMaxBufferedTime(EXECUTOR_AGGREGATES_BUFFERED_MS);
         }
         // Quiet by default: the daemon's warnings are per request and not the user's to act on.
         if (!kplLogsVerbosely()) {

@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.failures.FailedRecords;
@@ -30,6 +32,7 @@ import sparkkpl.records.RowLayout;
  * record is counted and dead-lettered).
  */
 final class KplDataWriter implements DataWriter<InternalRow> {
+    private static final Logger LOG = LoggerFactory.getLogger(KplDataWriter.class);
     private final int partitionId;
     private final WriteConfig config;
     private final RecordAssembler assembler;
@@ -49,6 +52,10 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final String unaggregatedStream;
     private long unaggregated;
     private boolean committed;
+    /** When the first row came, for the commit's timings (debug log). */
+    private long firstRowAt;
+    /** How long the task took to get its producer. */
+    private long acquireNanos;
 
     KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures,
                   RecordGrouping grouping, String unaggregatedStream) {
@@ -96,7 +103,9 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             unaggregated++;
         }
         if (producer == null) {
+            firstRowAt = System.nanoTime();
             producer = ProducerRegistry.acquire(config);
+            acquireNanos = System.nanoTime() - firstRowAt;
             feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping,
                 config.kplConfiguration().getRecordMaxBufferedTime());
         }
@@ -156,7 +165,13 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     private WriterCommitMessage commitTask() throws IOException {
         if (feed != null) {
+            long started = System.nanoTime();
             inFeed("waiting for Kinesis to acknowledge the task's records", () -> feed.finish(timeoutMs));
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("Spark partition {}: {} records; producer in {} ms, rows in {} ms, then acknowledged {} ms after "
+                    + "the commit began", partitionId, acks.added(), KplStreamingWrite.ms(acquireNanos),
+                    KplStreamingWrite.ms(started - firstRowAt), KplStreamingWrite.ms(System.nanoTime() - started));
+            }
         }
         handleKinesisFailures();
         failures.commit();

@@ -1,7 +1,12 @@
 package sparkkpl.spark;
 
+import com.google.common.util.concurrent.Uninterruptibles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -13,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * A Structured Streaming query's writes, micro-batch by micro-batch. Each task commits once Kinesis
@@ -22,18 +28,23 @@ import sparkkpl.streaming.CommittedBatches;
  */
 final class KplStreamingWrite implements StreamingWrite {
     private static final Logger LOG = LoggerFactory.getLogger(KplStreamingWrite.class);
+    /** Writes micro-batches' markers while the driver checks their stream. */
+    private static final ExecutorService BATCH_LOG = OffTaskThread.newPool("spark-kpl-batch-log");
 
     private final WritePlan plan;
     private final CommittedBatches committed;
-    private final StreamLook look = StreamLook.perMicroBatch();
+    private final StreamLook look;
     /** The plan of the micro-batch being written: its tasks' streams are checked at its commit. */
     private WritePlan current;
     /** How log lines name the query: by the name writeStream gave it, if any. */
     private final String query;
+    /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
+    private long planningNanos;
 
     KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
         this.plan = plan;
         this.committed = committed;
+        this.look = StreamLook.forQuery(plan.writeId());
         this.query = plan.config().get(SinkOption.QUERY_NAME).map(name -> "query '" + name + "'").orElse("the query");
     }
 
@@ -43,9 +54,12 @@ final class KplStreamingWrite implements StreamingWrite {
      */
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+        long started = System.nanoTime();
         try {
             current = plan.described(look);
-            return new Factory(current, committed.last());
+            Factory factory = new Factory(current, committed.last());
+            planningNanos = System.nanoTime() - started;
+            return factory;
         } catch (IOException e) {
             throw new UncheckedIOException("Reading the kpl sink's committed batches in " + committed.directory(), e);
         }
@@ -56,19 +70,52 @@ final class KplStreamingWrite implements StreamingWrite {
         return true;
     }
 
+    /**
+     * Every task committed, so Kinesis acknowledged every record: the stream is checked (it must be the
+     * one described) while the batch's marker is written under a temporary name, which is published only
+     * if the check passed; the two took a round trip and a synced file write one after the other.
+     */
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
+        long started = System.nanoTime();
+        CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
+            () -> prepareMarker(batchId), BATCH_LOG);
         StreamLook.confirmUnchanged(current.config(), current.streams());
+        long checked = System.nanoTime();
         try {
-            if (batchId > committed.last()) {
-                committed.commit(batchId);
+            CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);
+            if (prepared != null) {
+                committed.publish(prepared);
             }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : new IllegalStateException(e.getCause());
         } catch (IOException e) {
-            throw new UncheckedIOException("Recording micro-batch " + batchId + " as committed in "
-                + committed.directory(), e);
+            throw batchLogFailed(batchId, e);
         }
-        LOG.info("Kinesis micro-batch {} of {} committed: {}", batchId, query, total.toMap());
+        if (LOG.isInfoEnabled()) {
+            LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
+                + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
+                ms(System.nanoTime() - checked));
+        }
+    }
+
+    /** The batch's marker, written but not published; null for a batch already recorded (a replay). */
+    private CommittedBatches.Prepared prepareMarker(long batchId) {
+        try {
+            return batchId > committed.last() ? committed.prepare(batchId) : null;
+        } catch (IOException e) {
+            throw batchLogFailed(batchId, e);
+        }
+    }
+
+    private UncheckedIOException batchLogFailed(long batchId, IOException e) {
+        return new UncheckedIOException("Recording micro-batch " + batchId + " as committed in " + committed.directory(), e);
+    }
+
+    /** A duration for a log line, in milliseconds to a tenth. */
+    static String ms(long nanos) {
+        return String.format(Locale.ROOT, "%.1f", nanos / 1e6);
     }
 
     @Override

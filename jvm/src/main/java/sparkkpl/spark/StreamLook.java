@@ -3,6 +3,7 @@ package sparkkpl.spark;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,6 +26,12 @@ final class StreamLook {
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
     static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+    /**
+     * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
+     * for every micro-batch, so the look must outlive it to be reused.
+     */
+    private static final Map<String, StreamLook> QUERY_LOOKS = new ConcurrentHashMap<>();
+
     private final long reuseNanos;
     private Map<String, StreamDescription> last;
     private long lastAt;
@@ -37,8 +44,15 @@ final class StreamLook {
         return new StreamLook(0);
     }
 
-    static StreamLook perMicroBatch() {
-        return new StreamLook(MICRO_BATCH_REUSE_NANOS);
+    /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
+    static StreamLook forQuery(String writeId) {
+        long now = System.nanoTime();
+        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // stopped queries': nothing to reuse there
+        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS));
+    }
+
+    private synchronized boolean expired(long now) {
+        return last != null && now - lastAt >= reuseNanos;
     }
 
     /**
@@ -49,7 +63,7 @@ final class StreamLook {
      *     ListShards where {@code listsShards}, the tasks' way of grouping the user's keys by shard):
      *     the write is refused before any task
      */
-    Map<String, StreamDescription> describe(WriteConfig config, boolean listsShards) {
+    synchronized Map<String, StreamDescription> describe(WriteConfig config, boolean listsShards) {
         Optional<String> stream = config.get(SinkOption.STREAM_NAME);
         if (stream.isEmpty()) {
             return Map.of();
@@ -57,8 +71,8 @@ final class StreamLook {
         if (last != null && System.nanoTime() - lastAt < reuseNanos && last.containsKey(stream.get())) {
             return last;
         }
-        try (StreamApi api = new StreamApi(config)) {
-            StreamDescription described = api.describe(stream.get());
+        try {
+            StreamDescription described = StreamApi.shared(config).describe(stream.get());
             if (listsShards && !described.keysIgnored()) {
                 checkListable(config, described);
             }
@@ -122,8 +136,8 @@ final class StreamLook {
                 continue; // an emulator that gives no creation time; AUTO streams take no aggregates
             }
             boolean same;
-            try (StreamApi api = new StreamApi(config)) {
-                same = api.stillExists(stream.stream(), stream.created());
+            try {
+                same = StreamApi.shared(config).stillExists(stream.stream(), stream.created());
             } catch (IOException e) {
                 LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
                     e.getMessage());

@@ -1,6 +1,8 @@
 package sparkkpl.streaming;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
@@ -48,6 +50,17 @@ public final class CommittedBatches {
 
     /** Records {@code batchId} as committed, then drops the markers of older batches. */
     public void commit(long batchId) throws IOException {
+        publish(prepare(batchId));
+    }
+
+    /** A batch's marker written under a temporary name, and the older markers to drop once it is published. */
+    public record Prepared(long batchId, Path temporary, List<Path> older) {}
+
+    /**
+     * Writes {@code batchId}'s marker under a temporary name, synced, which {@link #last} does not
+     * read: the driver writes it while it checks the stream, and publishes it only if the check passed.
+     */
+    public Prepared prepare(long batchId) throws IOException {
         Path dir = new Path(directory);
         FileSystem fs = dir.getFileSystem(hadoopConf);
         fs.mkdirs(dir);
@@ -55,15 +68,25 @@ public final class CommittedBatches {
         try (FSDataOutputStream out = fs.create(temporary, true)) {
             out.hsync();
         }
-        Path marker = new Path(dir, String.valueOf(batchId));
-        if (!fs.rename(temporary, marker)) {
-            throw new IOException("Could not rename " + temporary + " to " + marker);
-        }
+        List<Path> older = new ArrayList<>();
         for (FileStatus file : fs.listStatus(dir)) {
             String name = file.getPath().getName();
             if (name.chars().allMatch(Character::isDigit) && Long.parseLong(name) < batchId) {
-                fs.delete(file.getPath(), false);
+                older.add(file.getPath());
             }
+        }
+        return new Prepared(batchId, temporary, older);
+    }
+
+    /** Makes a prepared marker the committed batch (a rename: whole or not at all), then drops the older ones. */
+    public void publish(Prepared prepared) throws IOException {
+        FileSystem fs = prepared.temporary().getFileSystem(hadoopConf);
+        Path marker = new Path(new Path(directory), String.valueOf(prepared.batchId()));
+        if (!fs.rename(prepared.temporary(), marker)) {
+            throw new IOException("Could not rename " + prepared.temporary() + " to " + marker);
+        }
+        for (Path older : prepared.older()) {
+            fs.delete(older, false);
         }
     }
 }

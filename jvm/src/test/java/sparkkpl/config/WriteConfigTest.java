@@ -47,6 +47,18 @@ public class WriteConfigTest {
         assertContains(errorOf("RecordDistributionStrategyDefault", "KEYS"), "KPL property 'RecordDistributionStrategyDefault'");
     }
 
+    /**
+     * The KPL holds what a task hands it at commit for RecordMaxBufferedTime (its flush: 80 ms), which
+     * every streaming micro-batch waited out; the tasks' own age bound for open aggregates stays.
+     */
+    @Test
+    public void theTasksAggregatesLeaveTheKplSoonUnlessTheUserSaidOtherwise() {
+        assertEquals(WriteConfig.EXECUTOR_AGGREGATES_BUFFERED_MS, resolve().producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals(100, resolve().kplConfiguration().getRecordMaxBufferedTime());
+        assertEquals(250, resolve("RecordMaxBufferedTime", "250").producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals(100, resolve("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
+    }
+
     @Test
     public void badKplValuesNameThePropertyAndTheAllowedRange() {
         assertContains(errorOf("RecordMaxBufferedTime", "-5"), "KPL property 'RecordMaxBufferedTime'",

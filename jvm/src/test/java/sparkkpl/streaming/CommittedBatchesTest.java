@@ -41,6 +41,18 @@ public class CommittedBatchesTest {
         assertEquals("one whole marker, no temporary file", List.of("5"), files());
     }
 
+    /** The driver writes the marker while it checks the stream: only a passed check publishes it. */
+    @Test
+    public void aPreparedBatchCountsOnlyOncePublished() throws Exception {
+        batches().commit(3);
+        CommittedBatches.Prepared prepared = batches().prepare(4);
+
+        assertEquals(3, batches().last());
+        batches().publish(prepared);
+        assertEquals(4, batches().last());
+        assertEquals(List.of("4"), files());
+    }
+
     @Test
     public void filesThatAreNoBatchIdAreIgnored() throws Exception {
         batches().commit(2);
