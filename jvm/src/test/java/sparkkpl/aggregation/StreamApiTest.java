@@ -19,7 +19,7 @@ import sparkkpl.config.TestConfigs;
 public class StreamApiTest {
     private static final String SDK_WARNING = "SSL Certificate verification is disabled";
 
-    /** What the SDK's HTTP client logs while a StreamApi for {@code endpoint}, trusting every certificate, is made. */
+    /** What the SDK's HTTP client logs while the StreamApi for {@code endpoint}, trusting every certificate, is made. */
     private static List<String> loggedMaking(String endpoint) {
         List<String> logged = new CopyOnWriteArrayList<>();
         AbstractAppender collect = new AbstractAppender("collect", null, null, true, Property.EMPTY_ARRAY) {
@@ -34,8 +34,9 @@ public class StreamApiTest {
         sdk.addAppender(collect);
         sdk.setLevel(Level.WARN);
         try {
-            new StreamApi(TestConfigs.resolve("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
-                "awsAccessKeyId", "id", "awsSecretAccessKey", "secret")).close();
+            // The JVM's one client for this configuration: each endpoint here is one configuration of its own.
+            StreamApi.shared(TestConfigs.resolve("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
+                "awsAccessKeyId", "id", "awsSecretAccessKey", "secret"));
         } finally {
             sdk.removeAppender(collect);
             sdk.setLevel(before);
