@@ -35,10 +35,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from profile_sink import thread_cpu_seconds
+from profile_sink import THREAD_KINDS
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.processes import descendants, fixed_heap_flags
+from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
 
 from throughput import JAR, KPL_TUNING, ROOT, SHARDS, _sha256, machine, run_process, snapshot_jar
 
@@ -71,16 +71,25 @@ class Timeline(threading.Thread):
         self.stats, self.interval = stats, interval
         self.samples: List[Tuple[float, int, Dict[str, float]]] = []
         self.jvm: Optional[int] = None
+        #: Every thread of the JVM seen so far, with its kind and CPU seconds when last seen: the JVM
+        #: ends idle compiler threads and Spark idle task threads, whose CPU must not leave the sums.
+        self.seen: Dict[int, Tuple[str, float]] = {}
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         while not self._stop_event.is_set():
             if self.jvm is None:
                 self.jvm = next((pid for pid, p in descendants(os.getpid()).items() if p.command == "java"), None)
+                self.seen = {}
             try:
-                by_kind = dict(thread_cpu_seconds(self.jvm)) if self.jvm else {}
+                for tid, thread in (threads(self.jvm) if self.jvm else {}).items():
+                    kind = next((k for prefix, k in THREAD_KINDS if thread.command.startswith(prefix[:15])), "other")
+                    self.seen[tid] = (kind, thread.cpu_seconds)
             except FileNotFoundError:  # it exited (spark-submit's launcher is a java too): look again
-                self.jvm, by_kind = None, {}
+                self.jvm = None
+            by_kind: Dict[str, float] = {}
+            for kind, seconds in self.seen.values():
+                by_kind[kind] = by_kind.get(kind, 0.0) + seconds
             self.samples.append((time.time(), self.stats()["bytes_received"], by_kind))
             self._stop_event.wait(self.interval)
 
