@@ -228,14 +228,15 @@ def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: 
     # CPU-bound on cores of its own (an idle machine), a write's rate follows the CPU it needs per record:
     # unlike the rates, this ratio holds on a machine that other work keeps busy.
     entry["cpu_ratio"] = statistics.median(_all_cpu(r) for r in steady) / _all_cpu(first)
-    if producer == "sink":  # the time the tasks waited for room under the producer's outstanding budget
+    if producer == "sink":
+        # the time the tasks waited for room under the producer's outstanding budget
         entry["blocked_ms"] = {"first": first["blocked_ms"],
                                "steady": statistics.median(r["blocked_ms"] for r in steady)}
-    if producer == "sink":
-        ramps = [timeline.ramp(r["wall_start"], r["seconds"], r["records"]) for r in runs]
-        entry["first_ramp"] = [round(rate) for rate in ramps[0]]
+        entry["first_ramp"] = [round(rate) for rate in timeline.ramp(first["wall_start"], first["seconds"],
+                                                                     first["records"])]
         # the same windows in the steady writes: the first 100,000 rows of any write carry its start
-        entry["steady_ramp"] = [round(statistics.median(rates)) for rates in zip(*ramps[1 + len(later) // 2:])]
+        steady_ramps = [timeline.ramp(r["wall_start"], r["seconds"], r["records"]) for r in steady]
+        entry["steady_ramp"] = [round(statistics.median(rates)) for rates in zip(*steady_ramps)]
     entry["cpu_us_per_record"] = {
         "first": _per_record(first), "steady": {k: statistics.median(_per_record(r).get(k, 0.0) for r in steady)
                                                 for k in _per_record(first)}}
