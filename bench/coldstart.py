@@ -44,15 +44,17 @@ from throughput import JAR, KPL_TUNING, ROOT, SHARDS, _sha256, machine, run_proc
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
-#: Each variant: the producer (the sink, or Spark's noop sink) and the JVM flags it runs with.
-VARIANTS: Dict[str, Tuple[str, List[str]]] = {
-    "default": ("sink", []),
-    "fixed-heap": ("sink", fixed_heap_flags(HEAP)),
-    "c1-only": ("sink", ["-XX:TieredStopAtLevel=1"]),
+#: Each variant: the producer (the sink, or Spark's noop sink), the JVM flags it runs with, its Spark master.
+VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
+    "default": ("sink", [], "local[2]"),
+    "fixed-heap": ("sink", fixed_heap_flags(HEAP), "local[2]"),
+    "c1-only": ("sink", ["-XX:TieredStopAtLevel=1"], "local[2]"),
     # C2 for the hottest methods only: its thresholds 10 times HotSpot's defaults
     "c2-hot-only": ("sink", ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
-                             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"]),
-    "noop": ("noop", []),
+                             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"], "local[2]"),
+    "noop": ("noop", [], "local[2]"),
+    # one task slot on the two cores: the compilers need not take the tasks' core
+    "one-task": ("sink", [], "local[1]"),
 }
 #: Rows per window of the first write's ramp.
 RAMP_WINDOW = 100_000
@@ -192,13 +194,13 @@ def sink_tier4_timeline(work: Path, name: str, start: float) -> List[Tuple[float
 
 def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
                   log: Path) -> Dict[str, Any]:
-    producer, flags = VARIANTS[variant]
+    producer, flags, master = VARIANTS[variant]
     name = f"{variant}-{index}"
     java_options = [*flags, *(log_flags(work, name) if args.jvm_logs else [])]
     options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"}
     command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", HEAP, "--producer", producer,
                "--records", str(args.records), "--size", "100", "--runs", str(1 + args.later),
-               "--options", json.dumps(options), "--stream", STREAM,
+               "--options", json.dumps(options), "--stream", STREAM, "--master", master,
                "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
     load_before = os.getloadavg()
     timeline = Timeline(endpoint.stats)
@@ -207,7 +209,7 @@ def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: 
         entry = run_process(command, log, timeout=900, counters=endpoint.stats)
     finally:
         timeline.stop()
-    entry.update(variant=variant, producer=producer, java_options=flags, records=args.records,
+    entry.update(variant=variant, producer=producer, java_options=flags, master=master, records=args.records,
                  loadavg_before=[round(x, 2) for x in load_before],
                  loadavg_after=[round(x, 2) for x in os.getloadavg()])
     runs = [r for r in entry["runs"] if r.get("seconds")]
@@ -265,7 +267,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "shards": SHARDS, "heap": HEAP, "records": args.records,
         "later_writes": args.later, "kpl_tuning": KPL_TUNING, "jvm_logs": args.jvm_logs,
-        "variants": {v: {"producer": VARIANTS[v][0], "java_options": VARIANTS[v][1]} for v in args.variants},
+        "variants": {v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants},
         "results": []}
     jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
     report["machine"] = machine(jar)
