@@ -1,0 +1,360 @@
+"""Cold start benchmark: a fresh JVM's first write against the same JVM's later writes, per variant.
+
+python bench/coldstart.py [--records 500000] [--later 8] [--rounds 2] [--variants default,fixed-heap,...]
+
+A fresh executor JVM (dynamic allocation, a streaming query's first micro-batches) writes at a fraction
+of the rate the same JVM reaches later. One run of the orchestrator hosts the project's
+KinesisEndpoint (store=False, 127.0.0.1, one stream of 16 shards) and, per variant and round, starts
+a child (bench/throughput.py's, a fresh JVM at local[2]) that caches --records rows of 100 B, makes
+the sink's one-row warm-up write (the producer, the daemon, its connection and the shard map start
+there), then one timed first write of the rows and --later timed writes of the same rows. The
+variants are JVM flags (or Spark's noop sink: what Spark's own first job costs); rounds interleave
+them, so that the machine's drift falls on all alike.
+
+Per child: the first write's rate, the steady rate (median of the later half of the later writes,
+after at least --later/2 writes of warm-up) and their ratio; the first write's ramp (the rate in
+each 100,000 rows as the endpoint received them); the JVM's CPU per record by thread kind (the
+tasks, the JIT compilers, the garbage collector) in the first write and in the steady ones; from the
+JVM's own logs, the compilations (by tier) and GC pauses in each. Writes bench/results/coldstart.json;
+--report prints the tables of a saved run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from profile_sink import THREAD_KINDS
+
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
+
+from throughput import JAR, KPL_TUNING, ROOT, SHARDS, _sha256, machine, run_process, snapshot_jar
+
+STREAM = "bench-coldstart"
+HEAP = "2g"
+#: Each variant: the producer (the sink, or Spark's noop sink), the JVM flags it runs with, its Spark master.
+VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
+    "default": ("sink", [], "local[2]"),
+    "fixed-heap": ("sink", fixed_heap_flags(HEAP), "local[2]"),
+    "c1-only": ("sink", ["-XX:TieredStopAtLevel=1"], "local[2]"),
+    # C2 for the hottest methods only: its thresholds 10 times HotSpot's defaults
+    "c2-hot-only": ("sink", ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+                             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"], "local[2]"),
+    "noop": ("noop", [], "local[2]"),
+    # one task slot on the two cores: the compilers need not take the tasks' core
+    "one-task": ("sink", [], "local[1]"),
+}
+#: Rows per window of the first write's ramp.
+RAMP_WINDOW = 100_000
+#: The share of its steady rate a fresh JVM should reach within its first 500,000 rows.
+TARGET_SHARE = 0.8
+#: The sink's classes whose compilation the report follows (their tier-4 compilations by time).
+SINK_CLASSES = ("sparkkpl.",)
+
+
+class Timeline(threading.Thread):
+    """Every ``interval`` s: the endpoint's bytes received, and the CPU seconds of the child JVM's
+    threads by kind (tasks, JIT compilers, GC, ...), so that any stretch of a run can be cut out of it."""
+
+    def __init__(self, stats: Callable[[], Dict[str, Any]], interval: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.stats, self.interval = stats, interval
+        self.samples: List[Tuple[float, int, Dict[str, float]]] = []
+        self.jvm: Optional[int] = None
+        #: Every thread of the JVM seen so far, with its kind and CPU seconds when last seen: the JVM
+        #: ends idle compiler threads and Spark idle task threads, whose CPU must not leave the sums.
+        self.seen: Dict[int, Tuple[str, float]] = {}
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            if self.jvm is None:
+                self.jvm = next((pid for pid, p in descendants(os.getpid()).items() if p.command == "java"), None)
+                self.seen = {}
+            try:
+                for tid, thread in (threads(self.jvm) if self.jvm else {}).items():
+                    kind = next((k for prefix, k in THREAD_KINDS if thread.command.startswith(prefix[:15])), "other")
+                    self.seen[tid] = (kind, thread.cpu_seconds)
+            except FileNotFoundError:  # it exited (spark-submit's launcher is a java too): look again
+                self.jvm = None
+            by_kind: Dict[str, float] = {}
+            for kind, seconds in self.seen.values():
+                by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+            self.samples.append((time.time(), self.stats()["bytes_received"], by_kind))
+            self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(5)
+
+    def bytes_at(self, when: float) -> float:
+        return _interpolate([(t, b) for t, b, _ in self.samples], when)
+
+    def cpu_between(self, start: float, end: float) -> Dict[str, float]:
+        kinds = {k for _, _, by_kind in self.samples for k in by_kind}
+        return {k: _interpolate([(t, c.get(k, 0.0)) for t, _, c in self.samples if c], end)
+                - _interpolate([(t, c.get(k, 0.0)) for t, _, c in self.samples if c], start) for k in kinds}
+
+    def ramp(self, start: float, seconds: float, records: int) -> List[float]:
+        """records/s in each RAMP_WINDOW rows of the run, by when the endpoint had their share of its bytes."""
+        end = start + seconds
+        base, total = self.bytes_at(start), self.bytes_at(end) - self.bytes_at(start)
+        if total <= 0:
+            return []
+        # (time, rows arrived), rows counted by the run's share of the bytes it delivered
+        arrived = [(start, 0.0)] + [(t, (b - base) / total * records) for t, b, _ in self.samples
+                                    if start < t < end] + [(end, float(records))]
+        crossings = [start] + [_time_of(arrived, rows) for rows in range(RAMP_WINDOW, records + 1, RAMP_WINDOW)]
+        return [RAMP_WINDOW / (b - a) for a, b in zip(crossings, crossings[1:]) if b > a]
+
+
+def _interpolate(points: List[Tuple[float, float]], at: float) -> float:
+    if not points:
+        return 0.0
+    if at <= points[0][0]:
+        return points[0][1]
+    for (t0, v0), (t1, v1) in zip(points, points[1:]):
+        if t0 <= at <= t1:
+            return v0 if t1 == t0 else v0 + (v1 - v0) * (at - t0) / (t1 - t0)
+    return points[-1][1]
+
+
+def _time_of(arrived: List[Tuple[float, float]], rows: float) -> float:
+    """When the arrival curve (time, rows) reached ``rows``."""
+    for (t0, r0), (t1, r1) in zip(arrived, arrived[1:]):
+        if r0 <= rows <= r1:
+            return t1 if r1 == r0 else t0 + (t1 - t0) * (rows - r0) / (r1 - r0)
+    return arrived[-1][0]
+
+
+# ------------------------------------------------------------------ the JVM's own logs
+
+#: -Xlog lines decorated with "tm": milliseconds since the epoch, e.g. "[1764123456789ms] ...".
+_LOG_TIME = re.compile(r"^\[(\d+)ms\]")
+#: A compilation as jit+compilation=debug logs it: id, flags (% s ! b n), tier, method.
+_COMPILATION = re.compile(r"^\[\d+ms\]\s+\d+\s+(?:[%sbn!]\s+)*([0-4])\s+(\S+)")
+_GC_PAUSE = re.compile(r"Pause .* (\d+\.\d+)ms$")
+
+
+def log_flags(work: Path, name: str) -> List[str]:
+    return [f"-Xlog:gc:file={work / (name + '.gc.log')}:tm",
+            f"-Xlog:jit+compilation=debug:file={work / (name + '.jit.log')}:tm"]
+
+
+def read_log(path: Path) -> List[Tuple[float, str]]:
+    if not path.exists():
+        return []
+    lines = []
+    for line in path.read_text(errors="replace").splitlines():
+        found = _LOG_TIME.match(line)
+        if found:
+            lines.append((int(found.group(1)) / 1000, line))
+    return lines
+
+
+def jvm_log_figures(work: Path, name: str, start: float, end: float) -> Dict[str, Any]:
+    """Compilations by tier, the sink's tier-4 compilations, and GC pauses between two times."""
+    tiers: Dict[str, int] = {}
+    sink_c2 = 0
+    for when, line in read_log(work / (name + ".jit.log")):
+        found = _COMPILATION.match(line)
+        if found and start <= when <= end and "made not entrant" not in line:
+            tiers[found.group(1)] = tiers.get(found.group(1), 0) + 1
+            sink_c2 += found.group(1) == "4" and found.group(2).startswith(SINK_CLASSES)
+    pauses = [float(m.group(1)) for when, line in read_log(work / (name + ".gc.log"))
+              if start <= when <= end for m in [_GC_PAUSE.search(line)] if m]
+    return {"compilations_by_tier": dict(sorted(tiers.items())), "sink_tier4_compilations": sink_c2,
+            "gc_pauses": len(pauses), "gc_pause_ms": round(sum(pauses), 1)}
+
+
+def sink_tier4_timeline(work: Path, name: str, start: float) -> List[Tuple[float, str]]:
+    """When (s after the first write started) each sink method reached tier 4, and which."""
+    found = []
+    for when, line in read_log(work / (name + ".jit.log")):
+        match = _COMPILATION.match(line)
+        if match and match.group(1) == "4" and match.group(2).startswith(SINK_CLASSES) \
+                and "made not entrant" not in line:
+            found.append((round(when - start, 3), match.group(2)))
+    return found
+
+
+# ------------------------------------------------------------------ one child
+
+def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
+                  log: Path) -> Dict[str, Any]:
+    producer, flags, master = VARIANTS[variant]
+    name = f"{variant}-{index}"
+    java_options = [*flags, *(log_flags(work, name) if args.jvm_logs else [])]
+    options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"}
+    command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", HEAP, "--producer", producer,
+               "--records", str(args.records), "--size", "100", "--runs", str(1 + args.later),
+               "--options", json.dumps(options), "--stream", STREAM, "--master", master,
+               "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
+    load_before = os.getloadavg()
+    timeline = Timeline(endpoint.stats)
+    timeline.start()
+    try:
+        entry = run_process(command, log, timeout=900, counters=endpoint.stats)
+    finally:
+        timeline.stop()
+    entry.update(variant=variant, producer=producer, java_options=flags, master=master, records=args.records,
+                 loadavg_before=[round(x, 2) for x in load_before],
+                 loadavg_after=[round(x, 2) for x in os.getloadavg()])
+    runs = [r for r in entry["runs"] if r.get("seconds")]
+    for run in runs:
+        start, end = run["wall_start"], run["wall_start"] + run["seconds"]
+        run["jvm_cpu_seconds_by_thread"] = {k: round(v, 3) for k, v in timeline.cpu_between(start, end).items()}
+        if args.jvm_logs:
+            run["jvm_log"] = jvm_log_figures(work, name, start, end)
+    if len(runs) < 2:
+        return entry
+    first, later = runs[0], runs[1:]
+    steady = later[len(later) // 2:]  # after at least half of the later writes
+    entry["first_rate"] = first["records"] / first["seconds"]
+    entry["steady_rate"] = statistics.median(r["records"] / r["seconds"] for r in steady)
+    entry["ratio"] = entry["first_rate"] / entry["steady_rate"]
+    entry["extra_seconds"] = first["seconds"] - statistics.median(r["seconds"] for r in steady)
+    entry["later_rates"] = [round(r["records"] / r["seconds"]) for r in later]
+    # CPU-bound on cores of its own (an idle machine), a write's rate follows the CPU it needs per record:
+    # unlike the rates, this ratio holds on a machine that other work keeps busy.
+    entry["cpu_ratio"] = statistics.median(_all_cpu(r) for r in steady) / _all_cpu(first)
+    if producer == "sink":
+        # the time the tasks waited for room under the producer's outstanding budget
+        entry["blocked_ms"] = {"first": first["blocked_ms"],
+                               "steady": statistics.median(r["blocked_ms"] for r in steady)}
+        entry["first_ramp"] = [round(rate) for rate in timeline.ramp(first["wall_start"], first["seconds"],
+                                                                     first["records"])]
+        # the same windows in the steady writes: the first 100,000 rows of any write carry its start
+        steady_ramps = [timeline.ramp(r["wall_start"], r["seconds"], r["records"]) for r in steady]
+        entry["steady_ramp"] = [round(statistics.median(rates)) for rates in zip(*steady_ramps)]
+    entry["cpu_us_per_record"] = {
+        "first": _per_record(first), "steady": {k: statistics.median(_per_record(r).get(k, 0.0) for r in steady)
+                                                for k in _per_record(first)}}
+    if args.jvm_logs:
+        entry["sink_tier4"] = sink_tier4_timeline(work, name, first["wall_start"])
+    return entry
+
+
+def _all_cpu(run: Dict[str, Any]) -> float:
+    """CPU seconds per record of the JVM, the KPL daemon, Python and the endpoint in a run."""
+    return sum(run.get("cpu_seconds", {}).values()) / run["records"]
+
+
+def _per_record(run: Dict[str, Any]) -> Dict[str, float]:
+    """CPU µs per record: the JVM by thread kind, and the KPL daemon (whole process)."""
+    spent = {k: 1e6 * v / run["records"] for k, v in run["jvm_cpu_seconds_by_thread"].items()}
+    spent["KPL daemon"] = 1e6 * run.get("cpu_seconds", {}).get("daemon", 0.0) / run["records"]
+    spent["JVM (all threads)"] = 1e6 * run.get("cpu_seconds", {}).get("jvm", 0.0) / run["records"]
+    return {k: round(v, 3) for k, v in spent.items()}
+
+
+# ------------------------------------------------------------------ the run and its report
+
+def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="spark-kpl-coldstart-"))
+    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "shards": SHARDS, "heap": HEAP, "records": args.records,
+        "later_writes": args.later, "kpl_tuning": KPL_TUNING, "jvm_logs": args.jvm_logs,
+        "variants": {v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants},
+        "results": []}
+    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
+    report["machine"] = machine(jar)
+    report["jar_sha256"] = _sha256(jar)
+    os.environ["SPARK_KPL_JAR"] = str(jar)
+    log = out / "coldstart.log"
+    log.write_text("")
+    endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
+    try:
+        for index in range(args.rounds):
+            for variant in args.variants:
+                print(f"[{time.strftime('%H:%M:%S')}] round {index}: {variant}", flush=True)
+                entry = measure_child(variant, index, args, endpoint, work, log)
+                entry["round"] = index
+                report["results"].append(entry)
+                print(json.dumps({k: entry.get(k) for k in ("first_rate", "steady_rate", "ratio", "extra_seconds",
+                                                            "first_ramp", "loadavg_after", "returncode")},
+                                 default=round), flush=True)
+                _save(report, out)
+    finally:
+        endpoint.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    _save(report, out)
+    return report
+
+
+def _save(report: Dict[str, Any], out: Path) -> None:
+    (out / "coldstart.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+
+
+def table(report: Dict[str, Any]) -> List[str]:
+    lines = ["| variant | round | first write records/s | steady records/s | first / steady | target | "
+             "CPU per record steady / first | "
+             "first write's extra s | first write by 100,000 rows (records/s) | tasks blocked ms first / steady | "
+             "JVM CPU µs/record first / steady | of it JIT compilers | of it GC | KPL daemon | load average |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for e in report["results"]:
+        if "ratio" not in e:
+            lines.append(f"| {e['variant']} | {e['round']} | failed (return code {e['returncode']}) |")
+            continue
+        cpu = e["cpu_us_per_record"]
+
+        def pair(kind: str, cpu: Dict[str, Dict[str, float]] = cpu) -> str:
+            return f"{cpu['first'].get(kind, 0):.2f} / {cpu['steady'].get(kind, 0):.2f}"
+
+        target = "–" if e["producer"] != "sink" else "met" if e["ratio"] >= TARGET_SHARE else "**missed**"
+        ramp = ", ".join(f"{rate / 1000:.0f}k" for rate in e.get("first_ramp", [])) or "–"
+        load = f"{e['loadavg_before'][0]:.1f} → {e['loadavg_after'][0]:.1f}"
+        blocked = e.get("blocked_ms")
+        blocked_ms = f"{blocked['first']:,.0f} / {blocked['steady']:,.0f}" if blocked else "–"
+        lines.append(f"| {e['variant']} | {e['round']} | {e['first_rate']:,.0f} | {e['steady_rate']:,.0f} | "
+                     f"{e['ratio']:.2f} | {target} | {e['cpu_ratio']:.2f} | {e['extra_seconds']:.2f} | {ramp} | "
+                     f"{blocked_ms} | "
+                     f"{pair('JVM (all threads)')} | {pair('JIT compiler')} | {pair('garbage collector')} | "
+                     f"{pair('KPL daemon')} | {load} |")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=500_000, help="rows of 100 B per write")
+    parser.add_argument("--later", type=int, default=8, help="timed writes after the first; the steady rate is "
+                                                             "the median of their later half")
+    parser.add_argument("--rounds", type=int, default=2, help="children per variant, the variants interleaved")
+    parser.add_argument("--variants", type=lambda v: v.split(","), default=list(VARIANTS),
+                        help=f"comma-separated, of {','.join(VARIANTS)}")
+    parser.add_argument("--no-jvm-logs", dest="jvm_logs", action="store_false",
+                        help="without the JVM's GC and compilation logs")
+    parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
+    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--report", action="store_true", help="print the table of OUT/coldstart.json")
+    args = parser.parse_args()
+    unknown = [v for v in args.variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}: choose from {','.join(VARIANTS)}")
+
+    def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
+        raise SystemExit(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, terminated)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = json.loads((out / "coldstart.json").read_text()) if args.report else measure(args, out)
+    print("\n".join(table(report)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
