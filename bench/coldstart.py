@@ -29,7 +29,6 @@ import shutil
 import signal
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ from profile_sink import THREAD_KINDS
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
 
-from throughput import JAR, KPL_TUNING, ROOT, SHARDS, _sha256, machine, run_process, snapshot_jar
+from throughput import KPL_TUNING, ROOT, SHARDS, run_process, study_start
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
@@ -263,18 +262,10 @@ def _per_record(run: Dict[str, Any]) -> Dict[str, float]:
 # ------------------------------------------------------------------ the run and its report
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="spark-kpl-coldstart-"))
-    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "shards": SHARDS, "heap": HEAP, "records": args.records,
-        "later_writes": args.later, "kpl_tuning": KPL_TUNING, "jvm_logs": args.jvm_logs,
-        "variants": {v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants},
-        "results": []}
-    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
-    report["machine"] = machine(jar)
-    report["jar_sha256"] = _sha256(jar)
-    os.environ["SPARK_KPL_JAR"] = str(jar)
-    log = out / "coldstart.log"
-    log.write_text("")
+    work, report, _jar, log = study_start(
+        "coldstart", args, out, shards=SHARDS, heap=HEAP, records=args.records, later_writes=args.later,
+        kpl_tuning=KPL_TUNING, jvm_logs=args.jvm_logs,
+        variants={v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants})
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
     try:
         for index in range(args.rounds):

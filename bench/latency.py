@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -33,15 +31,12 @@ from typing import Any, Dict, List
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 
 from throughput import (
-    JAR,
     KPL_TUNING,
     SHARDS,
-    _sha256,
     cpu_per_record,
-    machine,
     sink_in_fresh_jvm,
-    snapshot_jar,
     study_main,
+    study_start,
     summarize,
     timed_runs,
 )
@@ -54,16 +49,8 @@ TARGET_SHARE = 0.8
 
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="spark-kpl-latency-"))
-    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "shards": SHARDS, "kpl_tuning": KPL_TUNING,
-        "latencies_ms": args.latencies, "results": []}
-    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
-    report["machine"] = machine(jar)
-    report["jar_sha256"] = _sha256(jar)
-    os.environ["SPARK_KPL_JAR"] = str(jar)
-    log = out / "latency.log"
-    log.write_text("")
+    work, report, _jar, log = study_start("latency", args, out, shards=SHARDS, kpl_tuning=KPL_TUNING,
+        latencies_ms=args.latencies)
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
 
     def latency_of(run: int) -> int:

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import JAR, KPL_TUNING, _sha256, machine, sink_in_fresh_jvm, snapshot_jar, study_main
+from throughput import KPL_TUNING, sink_in_fresh_jvm, study_main, study_start
 
 RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
@@ -42,16 +40,8 @@ def stream_name(shards: int) -> str:
 
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="spark-kpl-shards-"))
-    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "records": args.records,
-        "record_bytes": RECORD_BYTES, "kpl_tuning": KPL_TUNING, "results": []}
-    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
-    report["machine"] = machine(jar)
-    report["jar_sha256"] = _sha256(jar)
-    os.environ["SPARK_KPL_JAR"] = str(jar)
-    log = out / "shards.log"
-    log.write_text("")
+    work, report, _jar, log = study_start("shards", args, out, records=args.records,
+        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING)
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
     try:
         options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}

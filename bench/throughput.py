@@ -456,6 +456,24 @@ def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: 
     return entry
 
 
+def study_start(name: str, args: argparse.Namespace, out: Path,
+                **facts: Any) -> Tuple[Path, Dict[str, Any], Path, Path]:
+    """A study's start: its scratch folder, its report (the command, the start time, ``facts``, the
+    machine and the jar measured), the jar (a copy of this checkout's build unless --jar), which
+    SPARK_KPL_JAR then names for the children, and its log, emptied."""
+    work = Path(tempfile.mkdtemp(prefix=f"spark-kpl-{name}-"))
+    report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv),
+                              "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **facts,
+                              "results": []}
+    jar = Path(args.jar) if args.jar else snapshot_jar(work, JAR)
+    report["machine"] = machine(jar)
+    report["jar_sha256"] = _sha256(jar)
+    os.environ["SPARK_KPL_JAR"] = str(jar)
+    log = out / f"{name}.log"
+    log.write_text("")
+    return work, report, jar, log
+
+
 def study_main(name: str, parser: argparse.ArgumentParser,
                measure: Callable[[argparse.Namespace, Path], Dict[str, Any]],
                table: Callable[[Dict[str, Any]], List[str]], plot: Callable[[Dict[str, Any], Path], None]) -> int:
