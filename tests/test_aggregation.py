@@ -36,9 +36,10 @@ pytestmark = pytest.mark.one_spark_line
 
 
 def _lister(spark, endpoint: KinesisEndpoint):
+    """The JVM's one client for the endpoint's configuration, as the sink's tasks and driver share it."""
     jvm = spark.sparkContext._jvm
     config = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options()))
-    return jvm.sparkkpl.aggregation.StreamApi(config)
+    return jvm.sparkkpl.aggregation.StreamApi.shared(config)
 
 
 def _ranges(shard_map) -> List[Dict[str, str]]:
@@ -51,11 +52,7 @@ def test_the_shard_map_is_listed_from_the_daemons_endpoint_every_page(spark, end
     as Kinesis requires, with the KPL's endpoint, port, region and certificate settings."""
     endpoint.create_stream("agg-many-shards", shards=1001)
     try:
-        lister = _lister(spark, endpoint)
-        try:
-            listed = _ranges(lister.listShards("agg-many-shards", None))
-        finally:
-            lister.close()
+        listed = _ranges(_lister(spark, endpoint).listShards("agg-many-shards", None))
         sink_pages = endpoint.requests("ListShards")[-2:]
         expected = [{"ShardId": s["ShardId"], **s["HashKeyRange"]} for s in _boto3_shards("agg-many-shards", endpoint)]
     finally:
@@ -77,12 +74,8 @@ def _boto3_shards(stream: str, endpoint: KinesisEndpoint) -> Iterator[dict]:
 
 
 def test_listing_an_unknown_stream_names_it_and_kinesis_error(spark, endpoint: KinesisEndpoint) -> None:
-    lister = _lister(spark, endpoint)
-    try:
-        with pytest.raises(Exception) as failure:
-            lister.listShards("agg-no-such-stream", None)
-    finally:
-        lister.close()
+    with pytest.raises(Exception) as failure:
+        _lister(spark, endpoint).listShards("agg-no-such-stream", None)
     assert "agg-no-such-stream" in str(failure.value)
     assert "ResourceNotFoundException" in str(failure.value)
 
