@@ -39,6 +39,16 @@ public final class WriteConfig implements Serializable {
      * it: how long the daemon gathers records into a PutRecords call (see {@link #producerConfiguration}).
      */
     static final long EXECUTOR_AGGREGATES_BUFFERED_MS = 10;
+    /** The daemon's log level unless the user gives one: its warnings are per request and not the user's to act on. */
+    private static final String QUIET_LOG_LEVEL = "error";
+    /**
+     * The KPL properties the sink sets itself when the user gives none, and to what (see
+     * {@link #producerConfiguration}): the config example says so beside the KPL's own default.
+     */
+    public static final Map<String, String> KPL_PROPERTIES_THE_SINK_SETS = Map.of(
+        KPL_RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor",
+        KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.USER_PARTITION_KEY.name(),
+        KPL_LOG_LEVEL, QUIET_LOG_LEVEL);
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -422,9 +432,8 @@ public final class WriteConfig implements Serializable {
         if (aggregatesInExecutor() && !kplProperties.containsKey(KPL_RECORD_MAX_BUFFERED_TIME)) {
             kpl.setRecordMaxBufferedTime(EXECUTOR_AGGREGATES_BUFFERED_MS);
         }
-        // Quiet by default: the daemon's warnings are per request and not the user's to act on.
         if (!kplLogsVerbosely()) {
-            kpl.setLogLevel("error");
+            kpl.setLogLevel(QUIET_LOG_LEVEL);
         }
         return kpl;
     }

@@ -66,6 +66,10 @@ public final class OptionReference {
         out.append("# --- KPL properties (the KPL's own KinesisProducerConfiguration; see docs/options.md) ---\n");
         for (String name : KplProperties.names()) {
             String value = KplProperties.isSecret(name) ? "" : KplProperties.defaultValue(name).orElse("");
+            if (WriteConfig.KPL_PROPERTIES_THE_SINK_SETS.containsKey(name)) {
+                out.append("# Unless given, the sink sets this to ").append(WriteConfig.KPL_PROPERTIES_THE_SINK_SETS.get(name))
+                    .append("; the value below is the KPL's own default.\n");
+            }
             if (WriteConfig.KPL_AGGREGATION_SHAPERS.contains(name)) {
                 out.append("# Set at any value, this makes an unset ").append(SinkOption.CONF_PREFIX)
                     .append(SinkOption.AGGREGATION.optionName()).append(" mean aggregation=kpl: every row one KPL user ")
