@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import KPL_TUNING, sink_in_fresh_jvm, study_main, study_start
+from throughput import KPL_TUNING, save_report, sink_in_fresh_jvm, study_main, study_start
 
 RECORD_BYTES = 100
 #: local mode; the issue's shape (two executors of one core); and one executor of two cores, which tells
@@ -70,12 +70,11 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
                     report["results"].append(entry)
                     print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "returncode")}),
                           flush=True)
-                    (out / "cluster.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+                    save_report(report, out, "cluster")
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (out / "cluster.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    save_report(report, out, "cluster", finished=True)
     return report
 
 

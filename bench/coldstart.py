@@ -39,7 +39,7 @@ from profile_sink import THREAD_KINDS
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
 
-from throughput import KPL_TUNING, ROOT, SHARDS, run_process, study_start
+from throughput import KPL_TUNING, ROOT, SHARDS, run_process, save_report, study_start
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
@@ -277,17 +277,13 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
                 print(json.dumps({k: entry.get(k) for k in ("first_rate", "steady_rate", "ratio", "extra_seconds",
                                                             "first_ramp", "loadavg_after", "returncode")},
                                  default=round), flush=True)
-                _save(report, out)
+                save_report(report, out, "coldstart")
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    _save(report, out)
+    save_report(report, out, "coldstart", finished=True)
     return report
 
-
-def _save(report: Dict[str, Any], out: Path) -> None:
-    (out / "coldstart.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
 
 
 def table(report: Dict[str, Any]) -> List[str]:

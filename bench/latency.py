@@ -34,6 +34,7 @@ from throughput import (
     KPL_TUNING,
     SHARDS,
     cpu_per_record,
+    save_report,
     sink_in_fresh_jvm,
     study_main,
     study_start,
@@ -73,12 +74,11 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             entry["by_latency"] = {ms: by_latency(entry, ms) for ms in args.latencies}
             report["results"].append(entry)
             print(json.dumps({"by_latency": entry["by_latency"], "returncode": entry["returncode"]}), flush=True)
-            (out / "latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+            save_report(report, out, "latency")
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (out / "latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    save_report(report, out, "latency", finished=True)
     return report
 
 

@@ -27,7 +27,7 @@ from typing import Any, Dict, List
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 
-from throughput import KPL_TUNING, sink_in_fresh_jvm, study_main, study_start
+from throughput import KPL_TUNING, save_report, sink_in_fresh_jvm, study_main, study_start
 
 RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
@@ -54,12 +54,11 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
                                                         "returncode")}), flush=True)
-            (out / "shards.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+            save_report(report, out, "shards")
     finally:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (out / "shards.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    save_report(report, out, "shards", finished=True)
     return report
 
 

@@ -33,7 +33,18 @@ from typing import Any, Callable, Dict, List
 
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 
-from throughput import JAR, ROOT, SHARDS, _sha256, await_go, exit_on_sigterm, machine, run_process, snapshot_jar
+from throughput import (
+    JAR,
+    ROOT,
+    SHARDS,
+    _sha256,
+    await_go,
+    exit_on_sigterm,
+    machine,
+    run_process,
+    save_report,
+    snapshot_jar,
+)
 
 STREAM = "bench-streaming"
 RECORD_BYTES = 100
@@ -270,13 +281,12 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             entry.update(latency_ms=latency_ms, summary=summarize(entry["runs"]))
             report["results"].append(entry)
             print("\n".join(table({"results": [entry]})[2:]), flush=True)
-            (out / "streaming-latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+            save_report(report, out, "streaming-latency")
     finally:
         endpoint.set_faults(Faults())
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    (out / "streaming-latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    save_report(report, out, "streaming-latency", finished=True)
     return report
 
 
@@ -309,7 +319,7 @@ def main() -> int:
     if log.exists():
         for entry, timings in zip(report["results"], sink_timings(log.read_text())):
             entry["sink_timings"] = timings
-        (out / "streaming-latency.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+        save_report(report, out, "streaming-latency")
     print("\n".join(table(report) + [""] + breakdown(report)))
     plot(report, out)
     return 0

@@ -664,7 +664,7 @@ def main() -> int:
                 report["results"].append(entry)
                 print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_bytes",
                                                             "returncode")}), flush=True)
-                _save(report, out)
+                save_report(report, out)
             check_kpl_loop_settings(report, wname)
         endpoint.set_faults(Faults())
         kpl_opts = {**endpoint.kpl_options(), **KPL_TUNING}
@@ -683,7 +683,7 @@ def main() -> int:
                          records=partitions * rows, partitions=partitions)
             summarize(entry, 100)
             report["results"].append(entry)
-            _save(report, out)
+            save_report(report, out)
 
         # Cold start: a fresh driver JVM, an empty nativeDir, save() to the first PutRecords arrival.
         for attempt in range(0 if args.skip_extras else 1):
@@ -699,7 +699,7 @@ def main() -> int:
                 entry["save_to_first_put_s"] = first_put - entry["runs"][0]["save_start"]
                 entry["process_start_to_first_put_s"] = first_put - entry["started"]
             report["results"].append(entry)
-            _save(report, out)
+            save_report(report, out)
 
         if not args.skip_extras:
             report["results"].append(kinesis_mock_entry(py, log, args.mock_records))
@@ -707,8 +707,7 @@ def main() -> int:
         endpoint.stop()
         shutil.rmtree(work, ignore_errors=True)
         report["machine"]["loadavg_end"] = host.facts()["loadavg"]
-        report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _save(report, out)
+        save_report(report, out, finished=True)
     plot(report, out)
     return 0
 
@@ -761,8 +760,12 @@ def snapshot_jar(work: Path, jar: Path) -> Path:
     raise SystemExit(f"{jar} did not become a complete jar")
 
 
-def _save(report: Dict[str, Any], out: Path) -> None:
-    (out / "throughput.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+def save_report(report: Dict[str, Any], out: Path, name: str = "throughput", finished: bool = False) -> None:
+    """Writes OUT/<name>.json: after every entry, so that a run stopped midway keeps what it measured;
+    ``finished`` stamps its end first."""
+    if finished:
+        report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
 
 
 def plot(report: Dict[str, Any], out: Path) -> None:
