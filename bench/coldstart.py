@@ -39,7 +39,7 @@ from profile_sink import THREAD_KINDS
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
 
-from throughput import KPL_TUNING, ROOT, SHARDS, run_process, save_report, study_start
+from throughput import KPL_TUNING, ROOT, SHARDS, kinesis_figures, run_process, save_report, study_start
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
@@ -290,8 +290,9 @@ def table(report: Dict[str, Any]) -> List[str]:
     lines = ["| variant | round | first write records/s | steady records/s | first / steady | target | "
              "CPU per record steady / first | "
              "first write's extra s | first write by 100,000 rows (records/s) | tasks blocked ms first / steady | "
-             "JVM CPU µs/record first / steady | of it JIT compilers | of it GC | KPL daemon | load average |",
-             "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "JVM CPU µs/record first / steady | of it JIT compilers | of it GC | KPL daemon | "
+             "user records per Kinesis record first / steady | load average |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for e in report["results"]:
         if "ratio" not in e:
             lines.append(f"| {e['variant']} | {e['round']} | failed (return code {e['returncode']}) |")
@@ -310,8 +311,17 @@ def table(report: Dict[str, Any]) -> List[str]:
                      f"{e['ratio']:.2f} | {target} | {e['cpu_ratio']:.2f} | {e['extra_seconds']:.2f} | {ramp} | "
                      f"{blocked_ms} | "
                      f"{pair('JVM (all threads)')} | {pair('JIT compiler')} | {pair('garbage collector')} | "
-                     f"{pair('KPL daemon')} | {load} |")
+                     f"{pair('KPL daemon')} | {_aggregation(e)} | {load} |")
     return lines
+
+
+def _aggregation(entry: Dict[str, Any]) -> str:
+    """User records per Kinesis record in the first write and in the steady ones, as the endpoint stored them."""
+    timed = [r for r in entry["runs"] if r.get("seconds") and not r.get("warmup")]
+    later = timed[1:]
+    first, steady = (kinesis_figures(runs).get("user_records_per_record")
+                     for runs in (timed[:1], later[len(later) // 2:]))
+    return f"{first:.1f} / {steady:.1f}" if first and steady else "–"
 
 
 def main() -> int:
