@@ -52,14 +52,14 @@ def workloads(large_counts: List[int]) -> List[Dict[str, Any]]:
 
 def table(runs: List[Dict[str, Any]]) -> str:
     head = (f"{'record':>7} {'records':>9} {'input MiB':>9} {'mode':<16} {'JVM MiB':>8} {'daemon MiB':>10} "
-            f"{'peak outstanding MiB':>20} {'seconds':>7} {'all arrived':>11}")
+            f"{'peak outstanding MiB':>20} {'seconds':>7} {'all arrived':>11} {'user rec/Kinesis rec':>20}")
     rows = [head, "-" * len(head)]
     for r in runs:
         size = "5 MiB" if r["record_bytes"] == LARGE else f"{r['record_bytes']} B"
         rows.append(f"{size:>7} {r['records']:>9,} {r['input_mib']:>9.0f} {r['mode']:<16} "
                     f"{r['peak_jvm_rss_mib']:>8.0f} {r['peak_daemon_rss_mib']:>10.0f} "
                     f"{r['write_result']['peak_outstanding_bytes'] / MIB:>20.1f} {r['seconds']:>7.1f} "
-                    f"{str(r['every_record_arrived']):>11}")
+                    f"{str(r['every_record_arrived']):>11} {r.get('user_records_per_kinesis_record', '–'):>20}")
     return "\n".join(rows)
 
 

@@ -147,6 +147,9 @@ def run_one(endpoint: Any, spec: Dict[str, Any], env: Dict[str, str], interval: 
         "peak_total_rss_mib": round(peak["total"] / MIB, 1),
         "peak_child_python_rss_mib": round(peak["python"] / MIB, 1),
         "records_delivered": len(records), "distinct_ids_delivered": len(ids),
+        # what Kinesis stored: a sub-record of an aggregate shares its Kinesis record's sequence number
+        "user_records_per_kinesis_record": round(
+            len(records) / max(1, len({(r.shard_id, r.sequence_number) for r in records})), 1),
         "every_record_arrived": len(ids) == spec["records"],
         "seconds": done["seconds"], "samples": samples, "daemons": len(daemons_seen),
         "load_before": load_before, "load_after": host.facts()["loadavg"],
