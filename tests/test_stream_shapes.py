@@ -7,7 +7,6 @@ sparse key from a slow source, and a stream's own maximum record size, default o
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import time
@@ -18,7 +17,13 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl_testing.delivery import compare, kcl_view, without_repeated_kinesis_records, write_in_background
+from spark_kpl_testing.delivery import (
+    compare,
+    kcl_view,
+    partition_key_hash,
+    without_repeated_kinesis_records,
+    write_in_background,
+)
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.endpoint.streams import HASH_SPACE
 from spark_kpl_testing.polling import wait_for
@@ -60,10 +65,9 @@ def _expected(first: int, count: int, keys: Sequence[str] = ()) -> Dict[bytes, s
 
 
 def _keys_hashed_below(limit: int, count: int) -> List[str]:
-    """``count`` partition keys whose hash key (the MD5 of the key, as Kinesis takes it) is below ``limit``."""
+    """``count`` partition keys whose hash key, as Kinesis gives it, is below ``limit``."""
     keys = (f"user-{i}" for i in itertools.count())
-    return list(itertools.islice(
-        (key for key in keys if int.from_bytes(hashlib.md5(key.encode()).digest(), "big") < limit), count))
+    return list(itertools.islice((key for key in keys if partition_key_hash(key) < limit), count))
 
 
 def _kcl_reads(endpoint: KinesisEndpoint, stream: str):

@@ -125,12 +125,16 @@ def wait_until_settled(endpoint: KinesisEndpoint, quiet: float = 3.0, timeout: f
 HashRanges = Mapping[str, Tuple[int, int]]
 
 
+def partition_key_hash(partition_key: str) -> int:
+    """The hash key Kinesis gives a partition key: its UTF-8 MD5 as a 128-bit big-endian integer."""
+    return int.from_bytes(hashlib.md5(partition_key.encode("utf-8")).digest(), "big")
+
+
 def effective_hash_key(record: Record) -> int:
-    """The hash key Kinesis routes a record by: its explicit hash key, else the MD5 of its partition
-    key as a 128-bit big-endian integer."""
+    """The hash key Kinesis routes a record by: its explicit hash key, else its partition key's."""
     if record.explicit_hash_key is not None:
         return int(record.explicit_hash_key)
-    return int.from_bytes(hashlib.md5(record.partition_key.encode("utf-8")).digest(), "big")
+    return partition_key_hash(record.partition_key)
 
 
 def outside_its_shard(record: Record, ranges: HashRanges) -> bool:
