@@ -1,7 +1,7 @@
 // The KPL driven from a plain Java loop, outside Spark: the KPL's ceiling on this machine.
 // java -cp build/libs/spark-kpl-0.1.0.jar bench/KplLoop.java STREAM RECORDS SIZE RUNS KEY=VALUE...
 // KEY=VALUE are a write's options (KPL properties, aggregation=kpl): the loop's KPL gets exactly the
-// configuration the sink's per-record producer gets from them (WriteConfig.producerConfiguration), and
+// configuration the sink's per-record producer gets from them (ProducerSpec.producerConfiguration), and
 // prints it first as {"kpl_settings": ..., "kpl_settings_set": ...} (the latter: what
 // differs from the KPL's defaults). Same records as the benchmark's DataFrame: data = "<i>-"
 // right-padded with 'x' to SIZE bytes, partition key "k<i>". Outstanding records capped as the sink's
@@ -97,7 +97,7 @@ public class KplLoop {
             int eq = kv.indexOf('=');
             given.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
-        return WriteConfig.resolve(Map.of(), given).producerConfiguration();
+        return WriteConfig.resolve(Map.of(), given).options().producer().producerConfiguration();
     }
 
     static void printSettings(KinesisProducerConfiguration config) {

@@ -38,8 +38,8 @@ pytestmark = pytest.mark.one_spark_line
 def _lister(spark, endpoint: KinesisEndpoint):
     """The JVM's one client for the endpoint's configuration, as the sink's tasks and driver share it."""
     jvm = spark.sparkContext._jvm
-    config = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options()))
-    return jvm.sparkkpl.aggregation.StreamApi.shared(config)
+    spec = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options())).options().producer()
+    return jvm.sparkkpl.aggregation.StreamApi.shared(spec)
 
 
 def _ranges(shard_map) -> List[Dict[str, str]]:

@@ -99,9 +99,9 @@ def test_static_keys_with_a_session_token_deliver_and_stay_secret(spark, endpoin
         assert SECRET not in command_line and SECRET.encode().hex() not in command_line.lower()
     assert_every_record_arrived_once_with_its_key(endpoint, ep_stream, result)
     log = jvm_log.toString()
-    assert re.search(r"Starting a KPL producer for WriteConfig\{.*spark\.kpl\.awsAccessKeyId=\*\*\*", log)
+    assert re.search(r"Starting a KPL producer for ProducerSpec\{.*spark\.kpl\.awsAccessKeyId=\*\*\*", log)
     plans = "\n".join(sql_plan_descriptions(spark))
-    assert "Kinesis (KPL) WriteConfig" in plans
+    assert "Kinesis (KPL) WriteOptions" in plans
     for shown in (log, plans):
         assert SECRET not in shown and KEY_ID not in shown
 

@@ -14,8 +14,7 @@ import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
@@ -120,7 +119,8 @@ public final class ShardAggregator implements RecordGrouping {
      */
     static final int AGED_SEALS_PER_LOOK = 100;
 
-    private final WriteConfig config;
+    /** The producer's spec: the JVM's shard maps are per spec and stream. */
+    private final ProducerSpec producer;
     private final int maxBytes;
     /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
     private final long maxRecords;
@@ -148,13 +148,13 @@ public final class ShardAggregator implements RecordGrouping {
      * @param described the streams the driver described, by name; a stream only rows name is listed
      *     by name alone
      */
-    public ShardAggregator(WriteConfig config, int maxBytes, boolean sinkChoosesKeys,
+    public ShardAggregator(ProducerSpec producer, int maxBytes, boolean sinkChoosesKeys,
                            Map<String, StreamDescription> described) {
-        this.config = config;
+        this.producer = producer;
         this.described = described;
         this.maxBytes = maxBytes;
-        this.maxRecords = config.getLong(SinkOption.QUEUE_LIMIT);
-        this.maxRecordBytes = config.getLong(SinkOption.QUEUE_LIMIT_BYTES);
+        this.maxRecords = producer.queueLimit();
+        this.maxRecordBytes = producer.queueLimitBytes();
         this.sinkChoosesKeys = sinkChoosesKeys;
     }
 
@@ -232,7 +232,7 @@ public final class ShardAggregator implements RecordGrouping {
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
-                map = ShardMaps.current(config, record.stream(), createdOf(record.stream()));
+                map = ShardMaps.current(producer, record.stream(), createdOf(record.stream()));
                 maps.put(record.stream(), map);
             }
             ShardMap.Shard shard = map.shardFor(hashKey);
@@ -269,7 +269,7 @@ public final class ShardAggregator implements RecordGrouping {
             return false;
         }
         try {
-            if (ShardMaps.describedForRows(config, stream).keysIgnored()) {
+            if (ShardMaps.describedForRows(producer, stream).keysIgnored()) {
                 LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): this task sends "
                     + "its rows one by one, not aggregated", stream);
                 unlisted.add(stream);
@@ -293,7 +293,7 @@ public final class ShardAggregator implements RecordGrouping {
 
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
     private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = ShardMaps.listedAfter(config, stream, createdOf(stream), stale);
+        ShardMap fresh = ShardMaps.listedAfter(producer, stream, createdOf(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }
@@ -365,13 +365,13 @@ public final class ShardAggregator implements RecordGrouping {
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
             StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
             try {
-                map = gone ? ShardMaps.listedAfter(config, stream, null, map) : reload(stream, map);
+                map = gone ? ShardMaps.listedAfter(producer, stream, null, map) : reload(stream, map);
             } catch (StreamApi.StreamCallFailed e) {
                 if (gone || !e.notFound()) {
                     throw e;
                 }
                 gone = true; // the stream the driver described is deleted: another may have its name now
-                map = ShardMaps.listedAfter(config, stream, null, null);
+                map = ShardMaps.listedAfter(producer, stream, null, null);
             }
         }
         if (gone) {

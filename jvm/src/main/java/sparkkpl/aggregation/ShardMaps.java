@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.ProducerSpec;
 
 /**
  * The shard maps of an executor JVM, one per stream and producer configuration (the endpoint and
@@ -34,7 +34,7 @@ public final class ShardMaps {
      */
     static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
 
-    private record Key(Map<String, String> producer, String stream) {}
+    private record Key(ProducerSpec producer, String stream) {}
 
     /** One stream's latest map and the listing under way, if any. */
     private static final class Slot {
@@ -59,22 +59,22 @@ public final class ShardMaps {
      * @throws IOException when ListShards fails, naming the stream (a stream created again since
      *     {@code created} is not found)
      */
-    public static ShardMap current(WriteConfig config, String stream, String created) throws IOException {
-        Slot slot = slot(config, stream);
+    public static ShardMap current(ProducerSpec spec, String stream, String created) throws IOException {
+        Slot slot = slot(spec, stream);
         ShardMap latest;
         synchronized (slot) {
             latest = slot.latest;
         }
-        return latest != null && fits(latest, created) ? latest : listedAfter(config, stream, created, latest);
+        return latest != null && fits(latest, created) ? latest : listedAfter(spec, stream, created, latest);
     }
 
     /**
      * A map of the stream listed after {@code seen} was (null: any fit one): another task's, if it listed
      * the stream since, else the result of one listing shared by every task asking meanwhile.
      */
-    public static ShardMap listedAfter(WriteConfig config, String stream, String created, ShardMap seen)
+    public static ShardMap listedAfter(ProducerSpec spec, String stream, String created, ShardMap seen)
             throws IOException {
-        Slot slot = slot(config, stream);
+        Slot slot = slot(spec, stream);
         long seenAt = seen == null ? Long.MIN_VALUE : System.nanoTime() - seen.ageNanos();
         CompletableFuture<ShardMap> listing;
         boolean mine = false;
@@ -95,7 +95,7 @@ public final class ShardMaps {
             }
         }
         if (mine) {
-            list(config, stream, created, slot, listing);
+            list(spec, stream, created, slot, listing);
         }
         return await(listing, stream);
     }
@@ -108,21 +108,21 @@ public final class ShardMaps {
      *
      * @throws IOException when the call fails, naming the stream
      */
-    public static StreamDescription describedForRows(WriteConfig config, String stream) throws IOException {
-        Slot slot = slot(config, stream);
+    public static StreamDescription describedForRows(ProducerSpec spec, String stream) throws IOException {
+        Slot slot = slot(spec, stream);
         synchronized (slot.describing) {
             if (slot.description == null || System.nanoTime() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
-                slot.description = StreamApi.shared(config).describe(stream);
+                slot.description = StreamApi.shared(spec).describe(stream);
                 slot.describedAt = System.nanoTime();
             }
             return slot.description;
         }
     }
 
-    private static void list(WriteConfig config, String stream, String created, Slot slot,
+    private static void list(ProducerSpec spec, String stream, String created, Slot slot,
                              CompletableFuture<ShardMap> listing) {
         try {
-            ShardMap listed = StreamApi.shared(config).listShards(stream, created);
+            ShardMap listed = StreamApi.shared(spec).listShards(stream, created);
             synchronized (slot) {
                 slot.latest = listed;
             }
@@ -156,7 +156,7 @@ public final class ShardMaps {
         return !map.retired() && Objects.equals(map.created(), created) && map.ageNanos() < MAX_AGE_NANOS;
     }
 
-    private static Slot slot(WriteConfig config, String stream) {
-        return SLOTS.computeIfAbsent(new Key(config.producerIdentity(), stream), key -> new Slot());
+    private static Slot slot(ProducerSpec spec, String stream) {
+        return SLOTS.computeIfAbsent(new Key(spec, stream), key -> new Slot());
     }
 }

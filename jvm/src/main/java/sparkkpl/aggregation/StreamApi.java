@@ -38,9 +38,9 @@ import software.amazon.awssdk.protocols.jsoncore.JsonNodeParser;
 import software.amazon.awssdk.protocols.jsoncore.JsonWriter;
 import software.amazon.awssdk.utils.AttributeMap;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
-import sparkkpl.config.AwsCredentials;
-import sparkkpl.config.AwsRegion;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.aws.AwsRegion;
+import sparkkpl.aws.Credentials;
+import sparkkpl.config.ProducerSpec;
 
 /**
  * The two Kinesis control-plane calls the sink makes itself, from the same KPL settings as the daemon
@@ -75,7 +75,7 @@ public final class StreamApi {
     private static final long FIRST_BACKOFF_MS = 100;
     private static final long MAX_BACKOFF_MS = 5_000;
     private static final long MAX_RETRY_MS = 300_000;
-    private static final Map<Map<String, String>, StreamApi> SHARED = new ConcurrentHashMap<>();
+    private static final Map<ProducerSpec, StreamApi> SHARED = new ConcurrentHashMap<>();
 
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
@@ -89,24 +89,23 @@ public final class StreamApi {
     private final long retryForNanos;
 
     /**
-     * The JVM's client for this configuration's endpoint and credentials (its producer identity),
-     * made on first use.
+     * The JVM's client for this spec's endpoint and credentials, made on first use.
      *
-     * @throws AwsCredentials.Unavailable when the configuration's credentials give none
+     * @throws Credentials.Unavailable when the spec's credentials give none
      */
-    public static StreamApi shared(WriteConfig config) {
-        return SHARED.computeIfAbsent(config.producerIdentity(), identity -> new StreamApi(config));
+    public static StreamApi shared(ProducerSpec spec) {
+        return SHARED.computeIfAbsent(spec, StreamApi::new);
     }
 
-    private StreamApi(WriteConfig config) {
-        KinesisProducerConfiguration kpl = config.kplConfiguration();
+    private StreamApi(ProducerSpec spec) {
+        KinesisProducerConfiguration kpl = spec.kplConfiguration();
         this.region = AwsRegion.of(kpl);
         String host = kpl.getKinesisEndpoint().isEmpty()
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
             : kpl.getKinesisEndpoint();
         this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
         this.retryForNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(kpl.getRecordTtl(), MAX_RETRY_MS));
-        this.credentials = AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config);
+        this.credentials = Credentials.resolved(spec.credentials(), region);
         ApacheHttpClient.Builder client = ApacheHttpClient.builder()
             .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
             .socketTimeout(Duration.ofMillis(kpl.getRequestTimeout()));

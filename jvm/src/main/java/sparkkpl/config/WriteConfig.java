@@ -1,6 +1,5 @@
 package sparkkpl.config;
 
-import java.io.Serializable;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Locale;
@@ -9,16 +8,16 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import sparkkpl.aggregation.AggregateBuilder;
+import sparkkpl.producer.RecordRules;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 /**
- * One write's settings, resolved on the driver from {@code spark.kpl.*} config keys overlaid by
- * the DataFrame's options, checked there (so a mistake fails before any task starts) and shipped
- * to the executors.
+ * The driver's one step from a write's strings to its values: {@code spark.kpl.*} config keys overlaid by
+ * the DataFrame's options, each parsed and checked once here (so a mistake fails before any task
+ * starts) into the {@link WriteOptions} and {@link ProducerSpec} that the executors receive.
  */
-public final class WriteConfig implements Serializable {
-    private static final long serialVersionUID = 1L;
+public final class WriteConfig {
     /** KinesisProducerConfiguration.setMaxUserRecordSize accepts up to 10 MiB (KPL 1.0.6+). */
     public static final long KPL_MAX_RECORD_BYTES = 10L << 20;
     /** ... and no less than 64 bytes. */
@@ -27,28 +26,11 @@ public final class WriteConfig implements Serializable {
     private static final long KINESIS_MAX_CALL_BYTES = 10L << 20;
     private static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
     private static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
-    private static final String KPL_DISTRIBUTION_DEFAULT = "RecordDistributionStrategyDefault";
     private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
     /** The KPL properties whose presence makes an unset aggregation mode kpl: the user shapes the KPL's own. */
     public static final Set<String> KPL_AGGREGATION_SHAPERS = Set.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
-    private static final String KPL_LOG_LEVEL = "LogLevel";
-    private static final String KPL_RECORD_MAX_BUFFERED_TIME = "RecordMaxBufferedTime";
-    /**
-     * The KPL's RecordMaxBufferedTime for a producer of the tasks' aggregates, unless the user gives
-     * it: how long the daemon gathers records into a PutRecords call (see {@link #producerConfiguration}).
-     */
-    static final long EXECUTOR_AGGREGATES_BUFFERED_MS = 10;
-    /** The daemon's log level unless the user gives one: its warnings are per request and not the user's to act on. */
-    private static final String QUIET_LOG_LEVEL = "error";
-    /**
-     * The KPL properties the sink sets itself when the user gives none, and to what (see
-     * {@link #producerConfiguration}): the config example says so beside the KPL's own default.
-     */
-    public static final Map<String, String> KPL_PROPERTIES_THE_SINK_SETS = Map.of(
-        KPL_RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor",
-        KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.USER_PARTITION_KEY.name(),
-        KPL_LOG_LEVEL, QUIET_LOG_LEVEL);
+    private static final String KPL_DISTRIBUTION_DEFAULT = KplDefaults.DISTRIBUTION_DEFAULT;
     /** The sink options that shape the producer itself, so take part in its identity. */
     private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
         SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
@@ -56,15 +38,28 @@ public final class WriteConfig implements Serializable {
         SinkOption.AWS_PROFILE, SinkOption.AWS_ROLE_ARN, SinkOption.AWS_ROLE_SESSION_NAME,
         SinkOption.AWS_STS_ENDPOINT};
 
+    /** The options given, as options or config keys. */
     private final EnumMap<SinkOption, String> sinkOptions;
-    /** Canonical KPL property name to value; also the producer's identity on an executor. */
-    private final TreeMap<String, String> kplProperties;
-    /** Each choice option's value given or defaulted, parsed once by {@link #validate}. */
+    /** The KPL properties given, by canonical name. */
+    private final TreeMap<String, String> givenKpl;
+    /** KPL properties the sink sets for what the driver learnt of the streams (the {@code with} steps). */
+    private final TreeMap<String, String> learntKpl;
+    /** Each choice option's value given or defaulted. */
     private final EnumMap<SinkOption, Enum<?>> choices = new EnumMap<>(SinkOption.class);
+    /** Every option's value, parsed once when this is made. */
+    private final WriteOptions options;
 
-    private WriteConfig(EnumMap<SinkOption, String> sinkOptions, TreeMap<String, String> kplProperties) {
+    private WriteConfig(EnumMap<SinkOption, String> sinkOptions, TreeMap<String, String> givenKpl,
+                        TreeMap<String, String> learntKpl) {
         this.sinkOptions = sinkOptions;
-        this.kplProperties = kplProperties;
+        this.givenKpl = givenKpl;
+        this.learntKpl = learntKpl;
+        this.options = parse();
+    }
+
+    /** The write's values, as its tasks and commit read them. */
+    public WriteOptions options() {
+        return options;
     }
 
     /**
@@ -101,18 +96,7 @@ public final class WriteConfig implements Serializable {
         if (!sink.containsKey(SinkOption.AGGREGATION) && KPL_AGGREGATION_SHAPERS.stream().anyMatch(kpl::containsKey)) {
             sink.put(SinkOption.AGGREGATION, "kpl"); // the user shapes the KPL's own aggregation: let it aggregate
         }
-        WriteConfig config = new WriteConfig(sink, kpl);
-        config.validate();
-        // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.
-        kpl.put(KPL_MAX_RECORD_SIZE, String.valueOf(Math.max(KPL_MIN_RECORD_BYTES, config.maxRecordBytes())));
-        if (config.aggregatesInExecutor()) {
-            config.checkExecutorAggregation();
-            // Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a
-            // count of one keeps it from packing the sink's aggregates into aggregates of aggregates.
-            kpl.put(KPL_AGGREGATION_ENABLED, "true");
-            kpl.put(KPL_AGGREGATION_MAX_COUNT, "1");
-        }
-        return config;
+        return new WriteConfig(sink, kpl, new TreeMap<>());
     }
 
     private static void put(EnumMap<SinkOption, String> sink, TreeMap<String, String> kpl,
@@ -141,41 +125,76 @@ public final class WriteConfig implements Serializable {
         return names.append(']').toString();
     }
 
-    private void validate() {
-        positiveLong(SinkOption.QUEUE_LIMIT);
-        positiveLong(SinkOption.QUEUE_LIMIT_BYTES);
-        positiveLong(SinkOption.ACK_TIMEOUT_MS);
-        positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
-        positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
-        maxRecordBytes();
+    /** Each option parsed and checked once, the KPL properties completed, into the write's values. */
+    private WriteOptions parse() {
+        long queueLimit = positiveLong(SinkOption.QUEUE_LIMIT);
+        long queueLimitBytes = positiveLong(SinkOption.QUEUE_LIMIT_BYTES);
+        long ackTimeoutMs = positiveLong(SinkOption.ACK_TIMEOUT_MS);
+        long idleTimeoutMs = positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
+        long shutdownFlushTimeoutMs = positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+        long maxRecordBytes = maxRecordBytes();
         for (SinkOption option : SinkOption.values()) {
-            if (option.choiceType() != null && get(option).isPresent()) {
+            if (option.choiceType() != null && value(option) != null) {
                 choices.put(option, parseChoice(option));
             }
         }
-        getBoolean(SinkOption.ALLOW_DUPLICATES);
-        boolean failOnError = getBoolean(SinkOption.FAIL_ON_ERROR);
-        if (failOnError && get(SinkOption.DEAD_LETTER_PATH).isPresent()) {
+        boolean allowDuplicates = bool(SinkOption.ALLOW_DUPLICATES);
+        boolean failOnError = bool(SinkOption.FAIL_ON_ERROR);
+        if (failOnError && value(SinkOption.DEAD_LETTER_PATH) != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "' needs "
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
         }
         checkWriteName();
-        if (hasValue(SinkOption.NULL_DATA) && format() != Format.RAW) {
+        Format format = choice(SinkOption.FORMAT, Format.class);
+        if (sinkOptions.containsKey(SinkOption.NULL_DATA) && format != Format.RAW) {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
-                + "it is about the data column of format=raw, and format=" + SinkOption.written(format())
+                + "it is about the data column of format=raw, and format=" + SinkOption.written(format)
                 + " serializes whole rows, which are never null");
         }
-        AwsCredentials.validate(this);
-        checkCollectionMaxSize();
+        String defaultPartition = value(SinkOption.DEFAULT_PARTITION);
+        if (defaultPartition != null) {
+            try {
+                RecordRules.checkPartitionKey(defaultPartition);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("Invalid value for option '" + SinkOption.DEFAULT_PARTITION.optionName()
+                    + "' (" + SinkOption.DEFAULT_PARTITION.confKey() + "): " + e.getMessage(), e);
+            }
+        }
+        CredentialSource credentials = AwsCredentials.source(this);
+        TreeMap<String, String> kpl = new TreeMap<>(givenKpl);
+        kpl.putAll(learntKpl);
+        // The KPL refuses data over its own limit (1 MiB by default): raise it to the sink's.
+        kpl.put(KPL_MAX_RECORD_SIZE, String.valueOf(Math.max(KPL_MIN_RECORD_BYTES, maxRecordBytes)));
+        KinesisProducerConfiguration kplConfig = KplProperties.toConfiguration(kpl);
+        checkCollectionMaxSize(kplConfig);
+        Aggregation aggregation = choice(SinkOption.AGGREGATION, Aggregation.class);
+        int aggregateMaxBytes = aggregateMaxBytes(kplConfig, maxRecordBytes);
+        boolean tasksAggregate = aggregation == Aggregation.EXECUTOR;
+        if (tasksAggregate) {
+            checkExecutorAggregation(aggregateMaxBytes, maxRecordBytes);
+            // Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a
+            // count of one keeps it from packing the sink's aggregates into aggregates of aggregates.
+            kpl.put(KPL_AGGREGATION_ENABLED, "true");
+            kpl.put(KPL_AGGREGATION_MAX_COUNT, "1");
+        }
+        ProducerSpec producer = new ProducerSpec(kpl, tasksAggregate, queueLimit, queueLimitBytes,
+            value(SinkOption.NATIVE_DIR), idleTimeoutMs, shutdownFlushTimeoutMs, credentials, shownProducerOptions());
+        return new WriteOptions(value(SinkOption.STREAM_NAME), ackTimeoutMs, failOnError,
+            value(SinkOption.DEAD_LETTER_PATH), maxRecordBytes, choice(SinkOption.NULL_DATA, NullData.class),
+            choice(SinkOption.PARTITIONER, Partitioner.class), defaultPartition,
+            choice(SinkOption.RECORD_ID, RecordId.class), value(SinkOption.WRITE_NAME), allowDuplicates, format,
+            value(SinkOption.CHECKPOINT_LOCATION), value(SinkOption.QUERY_NAME), aggregation,
+            tasksAggregate || kplConfig.isAggregationEnabled(), aggregateMaxBytes, value(SinkOption.WRITE_ID),
+            producer, settings(kpl));
     }
 
     /**
      * The KPL fills a PutRecords call up to CollectionMaxSize, counting partition keys as Kinesis does; a
      * record larger than it goes alone, so large records never need it raised.
      */
-    private void checkCollectionMaxSize() {
-        long size = kplConfiguration().getCollectionMaxSize();
+    private static void checkCollectionMaxSize(KinesisProducerConfiguration kplConfig) {
+        long size = kplConfig.getCollectionMaxSize();
         if (size > KINESIS_MAX_CALL_BYTES) {
             throw new IllegalArgumentException("KPL property 'CollectionMaxSize' (" + size + ") is over the "
                 + KINESIS_MAX_CALL_BYTES + " bytes (10 MiB) Kinesis takes in one PutRecords call, partition keys "
@@ -184,36 +203,27 @@ public final class WriteConfig implements Serializable {
         }
     }
 
-    /** Whether several rows may travel in one Kinesis record: built by the tasks, or by the KPL. */
-    public boolean aggregatesRecords() {
-        return aggregatesInExecutor() || kplConfiguration().isAggregationEnabled();
-    }
-
     /** A write name is only read into record ids, so without them it would silently do nothing. */
     private void checkWriteName() {
-        Optional<String> name = get(SinkOption.WRITE_NAME);
-        if (name.isPresent() && name.get().isBlank()) {
+        String name = value(SinkOption.WRITE_NAME);
+        if (name != null && name.isBlank()) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' must name the write, "
-                + "got '" + name.get() + "'");
+                + "got '" + name + "'");
         }
-        if (name.isPresent() && recordId() != RecordId.PREFIX) {
+        if (name != null && choice(SinkOption.RECORD_ID, RecordId.class) != RecordId.PREFIX) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' names the write in "
                 + "record ids: it needs " + SinkOption.RECORD_ID.optionName() + "=prefix");
         }
-    }
-
-    /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
-    public boolean aggregatesInExecutor() {
-        return aggregation() == Aggregation.EXECUTOR;
     }
 
     /**
      * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default
      * (51,200) or what fits one Kinesis record if smaller, since every aggregate is one record to the KPL.
      */
-    public int aggregateMaxBytes() {
-        long size = kplConfiguration().getAggregationMaxSize();
-        return (int) (kplProperties.containsKey(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, largestAggregate()));
+    private int aggregateMaxBytes(KinesisProducerConfiguration kplConfig, long maxRecordBytes) {
+        long size = kplConfig.getAggregationMaxSize();
+        return (int) (givenKpl.containsKey(KPL_AGGREGATION_MAX_SIZE) ? size
+            : Math.min(size, largestAggregate(maxRecordBytes)));
     }
 
     /**
@@ -221,24 +231,24 @@ public final class WriteConfig implements Serializable {
      * Kinesis takes it: Kinesis counts a record's data plus its partition key, and an aggregate
      * travels under its own one-byte key.
      */
-    private long largestAggregate() {
-        return maxRecordBytes() - AggregateBuilder.PARTITION_KEY.length(); // ASCII: one byte a character
+    private static long largestAggregate(long maxRecordBytes) {
+        return maxRecordBytes - AggregateBuilder.PARTITION_KEY.length(); // ASCII: one byte a character
     }
 
-    private void checkExecutorAggregation() {
+    private void checkExecutorAggregation(int aggregateMaxBytes, long maxRecordBytes) {
         for (String property : new String[] {KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT}) {
-            if (kplProperties.containsKey(property)) {
+            if (givenKpl.containsKey(property)) {
                 throw new IllegalArgumentException("KPL property '" + property + "' cannot be set with "
                     + SinkOption.AGGREGATION.optionName() + "=executor: the sink sets it (AggregationEnabled=true, "
                     + "AggregationMaxCount=1) so that the KPL sends each of the task's aggregates as it is; size them "
                     + "with AggregationMaxSize");
             }
         }
-        if (aggregateMaxBytes() > largestAggregate()) {
-            throw new IllegalArgumentException("KPL property 'AggregationMaxSize' (" + aggregateMaxBytes() + ") is over "
+        if (aggregateMaxBytes > largestAggregate(maxRecordBytes)) {
+            throw new IllegalArgumentException("KPL property 'AggregationMaxSize' (" + aggregateMaxBytes + ") is over "
                 + "what one Kinesis record holds with " + SinkOption.AGGREGATION.optionName() + "=executor: at most "
-                + largestAggregate() + ", " + SinkOption.MAX_RECORD_BYTES.optionName() + "=" + maxRecordBytes()
-                + " less the aggregate's partition key '" + AggregateBuilder.PARTITION_KEY
+                + largestAggregate(maxRecordBytes) + ", " + SinkOption.MAX_RECORD_BYTES.optionName() + "="
+                + maxRecordBytes + " less the aggregate's partition key '" + AggregateBuilder.PARTITION_KEY
                 + "' (Kinesis counts data plus partition key)");
         }
     }
@@ -250,12 +260,12 @@ public final class WriteConfig implements Serializable {
      * again, as "Wrong Shard", every row Kinesis placed elsewhere.
      */
     public WriteConfig withStreamsTheDaemonDescribes() {
-        if (kplProperties.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
+        if (givenKpl.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
             return this;
         }
-        TreeMap<String, String> kpl = new TreeMap<>(kplProperties);
-        kpl.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.UNSET.name());
-        return new WriteConfig(new EnumMap<>(sinkOptions), kpl);
+        TreeMap<String, String> learnt = new TreeMap<>(learntKpl);
+        learnt.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.UNSET.name());
+        return new WriteConfig(sinkOptions, givenKpl, learnt);
     }
 
     /**
@@ -270,35 +280,27 @@ public final class WriteConfig implements Serializable {
     public WriteConfig withoutAggregationFor(String stream) {
         String why = "Stream '" + stream + "' places records itself (its record distribution strategy is AUTO), "
             + "ignoring partition and explicit hash keys, so a KCL consumer drops aggregated records. ";
-        if (aggregatesInExecutor() && hasValue(SinkOption.AGGREGATION)) {
+        boolean tasksAggregate = options.aggregatesInExecutor();
+        if (tasksAggregate && sinkOptions.containsKey(SinkOption.AGGREGATION)) {
             throw new IllegalArgumentException(why + "Option '" + SinkOption.AGGREGATION.optionName() + "=executor' "
                 + "cannot be used with it: leave the option out, and the sink sends one Kinesis record per row");
         }
-        if (!aggregatesInExecutor() && "true".equalsIgnoreCase(kplProperties.getOrDefault(KPL_AGGREGATION_ENABLED, ""))) {
+        if (!tasksAggregate && "true".equalsIgnoreCase(givenKpl.getOrDefault(KPL_AGGREGATION_ENABLED, ""))) {
             throw new IllegalArgumentException(why + "KPL property '" + KPL_AGGREGATION_ENABLED + "=true' cannot be "
                 + "used with it: leave it out, and the sink sends one Kinesis record per row");
         }
         EnumMap<SinkOption, String> sink = new EnumMap<>(sinkOptions);
         sink.put(SinkOption.AGGREGATION, SinkOption.written(Aggregation.KPL));
-        TreeMap<String, String> kpl = new TreeMap<>(kplProperties);
-        if (aggregatesInExecutor()) {
-            kpl.remove(KPL_AGGREGATION_MAX_COUNT); // the sink's own setting, not the user's
+        TreeMap<String, String> learnt = new TreeMap<>(learntKpl);
+        learnt.put(KPL_AGGREGATION_ENABLED, "false");
+        if (!givenKpl.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
+            learnt.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.AUTO.name());
         }
-        kpl.put(KPL_AGGREGATION_ENABLED, "false");
-        kpl.putIfAbsent(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.AUTO.name());
-        WriteConfig config = new WriteConfig(sink, kpl);
-        config.validate();
-        return config;
+        return new WriteConfig(sink, givenKpl, learnt);
     }
 
-    /** Whether the option was given (as an option or config key), as opposed to defaulted. */
-    boolean hasValue(SinkOption option) {
-        return sinkOptions.containsKey(option);
-    }
-
-    /** @throws IllegalArgumentException naming the option and its config key unless true or false */
-    public boolean getBoolean(SinkOption option) {
-        String value = get(option).orElseThrow().trim();
+    private boolean bool(SinkOption option) {
+        String value = value(option).trim();
         if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
             throw invalid(option, "true or false", value);
         }
@@ -306,7 +308,7 @@ public final class WriteConfig implements Serializable {
     }
 
     /** The most bytes (data plus partition key) a record may have. */
-    public long maxRecordBytes() {
+    private long maxRecordBytes() {
         long value = positiveLong(SinkOption.MAX_RECORD_BYTES);
         if (value > KPL_MAX_RECORD_BYTES) {
             throw invalid(SinkOption.MAX_RECORD_BYTES, "1 to " + KPL_MAX_RECORD_BYTES + " (10 MiB, the KPL's limit)",
@@ -317,7 +319,7 @@ public final class WriteConfig implements Serializable {
 
     /** @throws IllegalArgumentException naming the option, its config key and its choices */
     private Enum<?> parseChoice(SinkOption option) {
-        String given = get(option).orElseThrow();
+        String given = value(option);
         String wanted = given.trim().toLowerCase(Locale.ROOT);
         for (Enum<?> choice : option.choiceType().getEnumConstants()) {
             if (SinkOption.written(choice).equals(wanted)) {
@@ -327,29 +329,9 @@ public final class WriteConfig implements Serializable {
         throw invalid(option, "one of " + String.join(", ", option.choices()), given);
     }
 
+    /** The choice given or defaulted; null for an option with neither (partitioner). */
     private <E extends Enum<E>> E choice(SinkOption option, Class<E> type) {
         return type.cast(choices.get(option));
-    }
-
-    public NullData nullData() {
-        return choice(SinkOption.NULL_DATA, NullData.class);
-    }
-
-    /** Empty when not given: the rows' columns then decide. */
-    public Optional<Partitioner> partitioner() {
-        return Optional.ofNullable(choice(SinkOption.PARTITIONER, Partitioner.class));
-    }
-
-    public RecordId recordId() {
-        return choice(SinkOption.RECORD_ID, RecordId.class);
-    }
-
-    public Format format() {
-        return choice(SinkOption.FORMAT, Format.class);
-    }
-
-    public Aggregation aggregation() {
-        return choice(SinkOption.AGGREGATION, Aggregation.class);
     }
 
     private static IllegalArgumentException invalid(SinkOption option, String expected, String value) {
@@ -358,7 +340,7 @@ public final class WriteConfig implements Serializable {
     }
 
     private long positiveLong(SinkOption option) {
-        String value = get(option).orElseThrow();
+        String value = value(option);
         try {
             long parsed = Long.parseLong(value.trim());
             if (parsed > 0) {
@@ -370,128 +352,47 @@ public final class WriteConfig implements Serializable {
         throw invalid(option, "a whole number above 0", value);
     }
 
-    /** The value given for an option, else its default. */
-    public Optional<String> get(SinkOption option) {
+    /** The value given for an option, else its default, else null. */
+    String value(SinkOption option) {
         String value = sinkOptions.get(option);
-        return value != null ? Optional.of(value) : option.defaultValue();
+        return value != null ? value : option.defaultValue().orElse(null);
     }
 
-    public long getLong(SinkOption option) {
-        return positiveLong(option);
+    /** Whether the option was given (as an option or config key), as opposed to defaulted. */
+    boolean given(SinkOption option) {
+        return sinkOptions.containsKey(option);
     }
 
-    public Map<String, String> kplProperties() {
-        return Collections.unmodifiableMap(kplProperties);
-    }
-
-    /**
-     * What makes two writes share a producer on an executor: the KPL properties (credentials
-     * included, never logged) and the options that shape the producer itself.
-     */
-    public Map<String, String> producerIdentity() {
-        Map<String, String> identity = new TreeMap<>(kplProperties);
+    /** The sink options that shape a producer, by config key, secrets masked. */
+    private Map<String, String> shownProducerOptions() {
+        Map<String, String> shown = new TreeMap<>();
         for (SinkOption option : PRODUCER_OPTIONS) {
-            get(option).ifPresent(value -> identity.put(option.confKey(), value));
+            String value = value(option);
+            if (value != null) {
+                shown.put(option.confKey(), shown(option, value));
+            }
         }
-        return Collections.unmodifiableMap(identity);
-    }
-
-    /** A fresh KPL configuration built from the properties (validated by the KPL's own setters). */
-    public KinesisProducerConfiguration kplConfiguration() {
-        return KplProperties.toConfiguration(kplProperties);
-    }
-
-    /**
-     * The KPL configuration a producer for this write starts from (before the daemon's placement and
-     * credentials): the properties given, and the sink's own choice for two the user did not set.
-     */
-    public KinesisProducerConfiguration producerConfiguration() {
-        KinesisProducerConfiguration kpl = kplConfiguration();
-        // The KPL leaves a future it lost (e.g. a duplicate result after a retried request)
-        // pending forever unless told to time it out; past its TTL a record cannot succeed anyway.
-        if (kpl.getUserRecordTimeoutInMillis() == 0) {
-            kpl.setUserRecordTimeoutInMillis(lostRecordTimeoutMs(kpl));
-        }
-        // The KPL (1.0.9, unchanged in 1.1.1) keeps every outstanding record in a heap only to log
-        // the oldest one, and removes each acknowledged record by a linear scan: at a 100,000-record
-        // queue limit that halves throughput. Off unless asked for.
-        if (!kplProperties.containsKey("EnableOldestFutureTracker")) {
-            kpl.setEnableOldestFutureTracker(false);
-        }
-        // KPL 1.1's daemon otherwise describes each stream on its first record, once per executor, and
-        // sends what arrives meanwhile as if Kinesis placed it (aggregates without their explicit hash
-        // key, stored in the wrong shard). The driver's look has the answer; an AUTO stream's write
-        // carries it as a property (withoutAggregationFor), every other stream places by key.
-        if (!kplProperties.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
-            kpl.setRecordDistributionStrategyDefault(RecordDistributionStrategyDefault.USER_PARTITION_KEY);
-        }
-        // The tasks' aggregates are complete when the KPL gets them, so its buffering only gathers them
-        // into PutRecords calls; but it holds the last ones of every task, at commit, for the whole
-        // RecordMaxBufferedTime (100 ms; a flush sends them 80 ms later), which every streaming
-        // micro-batch waited out. The tasks still seal open aggregates by age at the user's value.
-        if (aggregatesInExecutor() && !kplProperties.containsKey(KPL_RECORD_MAX_BUFFERED_TIME)) {
-            kpl.setRecordMaxBufferedTime(EXECUTOR_AGGREGATES_BUFFERED_MS);
-        }
-        if (!kplLogsVerbosely()) {
-            kpl.setLogLevel(QUIET_LOG_LEVEL);
-        }
-        return kpl;
-    }
-
-    /** Whether the user set the KPL's LogLevel: the switch that makes the KPL and its daemon speak. */
-    public boolean kplLogsVerbosely() {
-        return kplProperties.containsKey(KPL_LOG_LEVEL);
-    }
-
-    /**
-     * How long the KPL may take to answer for a record before the sink counts it as lost and fails
-     * its task: the KPL's own UserRecordTimeoutInMillis, as a producer for this write runs with it.
-     */
-    public long recordAnswerTimeoutMs() {
-        return producerConfiguration().getUserRecordTimeoutInMillis();
-    }
-
-    /** A record's TTL, plus its last request's time, plus a margin for a slow callback. */
-    static long lostRecordTimeoutMs(KinesisProducerConfiguration kpl) {
-        long margin = 2 * kpl.getRequestTimeout() + 30_000;
-        return kpl.getRecordTtl() > Long.MAX_VALUE - margin ? Long.MAX_VALUE : kpl.getRecordTtl() + margin;
+        return shown;
     }
 
     /**
      * What this write runs with, by config key: every sink option (given or default) and every KPL
-     * property given. Secrets are masked: this reaches logs, the Spark UI and users' checks.
+     * property given or set by the sink. Secrets are masked: this reaches logs, the Spark UI and users' checks.
      */
-    public Map<String, String> settings() {
+    private Map<String, String> settings(Map<String, String> kpl) {
         Map<String, String> settings = new TreeMap<>();
         for (SinkOption option : SinkOption.values()) {
-            if (!option.isInternal()) {
-                get(option).ifPresent(value -> settings.put(option.confKey(), shown(option, value)));
+            String value = value(option);
+            if (!option.isInternal() && value != null) {
+                settings.put(option.confKey(), shown(option, value));
             }
         }
-        kplProperties.forEach((name, value) ->
+        kpl.forEach((name, value) ->
             settings.put(SinkOption.CONF_PREFIX + name, KplProperties.isSecret(name) ? KplProperties.MASK : value));
-        return settings;
-    }
-
-    /**
-     * What a producer built for this write runs with, by config key: the sink options that shape
-     * it, and every KPL property as {@code kplConfig} (the one handed to the KPL) holds it.
-     */
-    public Map<String, String> producerSettings(KinesisProducerConfiguration kplConfig) {
-        Map<String, String> settings = new TreeMap<>();
-        for (SinkOption option : PRODUCER_OPTIONS) {
-            get(option).ifPresent(value -> settings.put(option.confKey(), shown(option, value)));
-        }
-        KplProperties.readBack(kplConfig).forEach((name, value) -> settings.put(SinkOption.CONF_PREFIX + name, value));
         return Collections.unmodifiableMap(settings);
     }
 
     private static String shown(SinkOption option, String value) {
         return option.isSecret() ? KplProperties.MASK : value;
-    }
-
-    @Override
-    public String toString() {
-        return "WriteConfig" + settings();
     }
 }

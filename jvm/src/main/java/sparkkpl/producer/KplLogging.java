@@ -8,7 +8,7 @@ import software.amazon.kinesis.producer.KinesisProducer;
  * Keeps a normal write quiet: the KPL warns on every producer start that it runs a "non-default
  * native binary" (the sink always places its own, on purpose), and its daemon logs per-request
  * warnings nobody can act on. Unless the write sets the KPL's {@code LogLevel}, the daemon logs
- * errors only ({@code WriteConfig.producerConfiguration}) and the KPL's Java logger is held at ERROR.
+ * errors only ({@code KplDefaults}) and the KPL's Java logger is held at ERROR.
  * Setting {@code LogLevel} (info, debug) is the troubleshooting switch: both speak again.
  */
 final class KplLogging {

@@ -3,26 +3,24 @@ package sparkkpl.producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.KinesisProducer;
-import sparkkpl.config.ProducerConfiguration;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.natives.DaemonFolder;
 
-/** Starts a KPL producer (and so its native daemon) for a write's configuration. */
+/** Starts a KPL producer (and so its native daemon) from its spec. */
 final class ProducerFactory {
     private static final Logger LOG = LoggerFactory.getLogger(ProducerFactory.class);
 
     private ProducerFactory() {}
 
-    static SharedProducer create(WriteConfig config) {
-        ProducerConfiguration producerConfig = ProducerConfiguration.complete(config);
+    static SharedProducer create(ProducerSpec spec) {
+        ProducerConfiguration producerConfig = ProducerConfiguration.complete(spec);
         Runnable keepDaemonInPlace = producerConfig.placedDaemonDir()
             .<Runnable>map(dir -> () -> ProducerConfiguration.placeDaemon(dir)).orElse(() -> { });
         DaemonFolder folder = DaemonFolder.create(producerConfig.pipesRoot(), producerConfig.pipesSetBy());
         producerConfig.pipesIn(folder.path());
-        LOG.info("Starting a KPL producer for {}, its pipes in {}", config, folder.path());
+        LOG.info("Starting a KPL producer for {}, its pipes in {}", spec, folder.path());
         KinesisProducer kpl;
-        KplLogging.forProducer(config.kplLogsVerbosely());
+        KplLogging.forProducer(spec.kplLogsVerbosely());
         try {
             kpl = new KinesisProducer(producerConfig.kpl());
         } catch (RuntimeException | Error e) {
@@ -30,9 +28,7 @@ final class ProducerFactory {
             throw e;
         }
         return new SharedProducer(kpl, folder, keepDaemonInPlace, producerConfig.settings(),
-            config.getLong(SinkOption.QUEUE_LIMIT), config.getLong(SinkOption.QUEUE_LIMIT_BYTES),
-            producerConfig.kpl().getRecordTtl(),
-            config.getLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS),
-            config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS));
+            spec.queueLimit(), spec.queueLimitBytes(), producerConfig.kpl().getRecordTtl(), spec.idleTimeoutMs(),
+            spec.shutdownFlushTimeoutMs());
     }
 }

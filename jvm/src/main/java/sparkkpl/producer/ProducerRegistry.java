@@ -6,7 +6,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.util.OffTaskThread;
 
 /**
@@ -20,7 +20,7 @@ public final class ProducerRegistry {
     private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
     private static final ScheduledExecutorService CLOSER =
         Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
-    private static final ProducerPool<Map<String, String>, SharedProducer> POOL = new ProducerPool<>(
+    private static final ProducerPool<ProducerSpec, SharedProducer> POOL = new ProducerPool<>(
         System::nanoTime, (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS));
 
     static {
@@ -29,10 +29,9 @@ public final class ProducerRegistry {
 
     private ProducerRegistry() {}
 
-    /** The JVM's producer for this configuration, created if needed; pair with {@link #release}. */
-    public static SharedProducer acquire(WriteConfig config) {
-        return POOL.acquire(config.producerIdentity(),
-            () -> OffTaskThread.call(FACTORY, () -> ProducerFactory.create(config)));
+    /** The JVM's producer for this spec, created if needed; pair with {@link #release}. */
+    public static SharedProducer acquire(ProducerSpec spec) {
+        return POOL.acquire(spec, () -> OffTaskThread.call(FACTORY, () -> ProducerFactory.create(spec)));
     }
 
     public static void release(SharedProducer producer) {

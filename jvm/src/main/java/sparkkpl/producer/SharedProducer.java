@@ -195,7 +195,7 @@ public final class SharedProducer implements ProducerPool.Pooled {
         return idleTimeoutMs;
     }
 
-    /** What it runs with, by config key, secrets masked (see {@code WriteConfig.producerSettings}). */
+    /** What it runs with, by config key, secrets masked (see {@code ProducerSpec.settings}). */
     public Map<String, String> settings() {
         return settings;
     }

@@ -1,17 +1,15 @@
 package sparkkpl.records;
 
 import java.io.Serializable;
+import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.spark.sql.catalyst.InternalRow;
 import sparkkpl.config.Partitioner;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
-import sparkkpl.producer.RecordRules;
 
 /**
  * Where each record's partition key comes from, as FlinkKinesisProducer's partitioners: a random
  * key, the Spark partition id ({@code fixed}), the {@code partitionKey} column, or one constant key
- * ({@code defaultPartition}). Resolved and checked on the driver.
+ * ({@code defaultPartition}). Chosen and checked on the driver.
  */
 public final class Partitioning implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -31,41 +29,35 @@ public final class Partitioning implements Serializable {
      * {@code partitioner} defaults to {@code column} when the rows have a partitionKey column, else
      * to one constant key when {@code defaultPartition} is set, else to {@code random}.
      *
+     * @param partitioner the option's value, or null when not given
+     * @param defaultPartition the option's value (a checked key), or null
      * @throws IllegalArgumentException for a partitioner that contradicts the columns, or an option
      *     that would be ignored
      */
-    public static Partitioning resolve(WriteConfig config, RowLayout layout) {
-        String defaultPartition = config.get(SinkOption.DEFAULT_PARTITION).orElse(null);
-        if (defaultPartition != null) {
-            try {
-                RecordRules.checkPartitionKey(defaultPartition);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("Invalid value for option '" + SinkOption.DEFAULT_PARTITION.optionName()
-                    + "' (" + SinkOption.DEFAULT_PARTITION.confKey() + "): " + e.getMessage(), e);
-            }
-        }
-        Partitioner partitioner = config.partitioner().orElse(
-            layout.hasPartitionKey() ? Partitioner.COLUMN : defaultPartition != null ? null : Partitioner.RANDOM);
-        if (partitioner == null) {
+    public static Partitioning chosen(Partitioner partitioner, String defaultPartition, RowLayout layout) {
+        Partitioner chosen = partitioner != null ? partitioner
+            : layout.hasPartitionKey() ? Partitioner.COLUMN : defaultPartition != null ? null : Partitioner.RANDOM;
+        if (chosen == null) {
             return new Partitioning(Source.CONSTANT, defaultPartition);
         }
-        if (partitioner == Partitioner.COLUMN) {
+        if (chosen == Partitioner.COLUMN) {
             if (!layout.hasPartitionKey()) {
                 throw new IllegalArgumentException("partitioner=column needs a '" + RowLayout.PARTITION_KEY + "' column "
                     + "(spark_kpl.write(partition_key=...) adds it from a column name or expression)");
             }
             return new Partitioning(Source.COLUMN, defaultPartition);
         }
+        String name = chosen.name().toLowerCase(Locale.ROOT);
         if (layout.hasPartitionKey()) {
-            throw new IllegalArgumentException("partitioner=" + SinkOption.written(partitioner) + " makes its own keys, but the rows have a '"
+            throw new IllegalArgumentException("partitioner=" + name + " makes its own keys, but the rows have a '"
                 + RowLayout.PARTITION_KEY + "' column too: drop the column or the option");
         }
         if (defaultPartition != null) {
-            throw new IllegalArgumentException("Option '" + SinkOption.DEFAULT_PARTITION.optionName() + "' would be "
-                + "ignored with partitioner=" + SinkOption.written(partitioner) + ": it is the key of every record without a partitionKey "
-                + "column, or of rows whose partitionKey is null with one");
+            throw new IllegalArgumentException("Option 'defaultPartition' would be ignored with partitioner=" + name
+                + ": it is the key of every record without a partitionKey column, or of rows whose partitionKey is "
+                + "null with one");
         }
-        return new Partitioning(partitioner == Partitioner.FIXED ? Source.FIXED : Source.RANDOM, null);
+        return new Partitioning(chosen == Partitioner.FIXED ? Source.FIXED : Source.RANDOM, null);
     }
 
     /**

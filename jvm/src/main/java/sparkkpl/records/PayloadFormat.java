@@ -18,7 +18,6 @@ import org.apache.spark.sql.catalyst.json.JacksonGenerator;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import sparkkpl.config.Format;
-import sparkkpl.config.WriteConfig;
 
 /**
  * How a record's data is made: {@code raw} takes the {@code data} column; {@code json} and
@@ -46,8 +45,7 @@ public final class PayloadFormat implements Serializable {
      *
      * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
      */
-    public static PayloadFormat resolve(WriteConfig config, SparkSession session) {
-        Format format = config.format();
+    public static PayloadFormat resolve(Format format, SparkSession session) {
         if (format == Format.AVRO && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
                 + "add org.apache.spark:spark-avro_" + scalaBinaryVersion() + ":" + session.version()

@@ -4,8 +4,7 @@ import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.NullData;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.producer.KinesisRecord;
@@ -31,20 +30,20 @@ public final class RecordAssembler {
      * @param recordIds the task's record ids, or null without recordId=prefix
      * @param streams the streams the driver described, whose own maximum record size holds too
      */
-    public RecordAssembler(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
+    public RecordAssembler(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
                            RecordIdHeader.Task recordIds, int sparkPartition, Map<String, StreamDescription> streams) {
         this.layout = layout;
         this.recordIds = recordIds;
         this.serializer = format.serializesRow() ? format.newSerializer(layout.payloadSchema()) : null;
         this.partitioning = partitioning;
         this.sparkPartition = sparkPartition;
-        this.defaultStream = config.get(SinkOption.STREAM_NAME).orElse(null);
-        this.maxRecordBytes = config.maxRecordBytes();
+        this.defaultStream = options.stream();
+        this.maxRecordBytes = options.maxRecordBytes();
         this.streams = streams;
         StreamDescription described = defaultStream == null ? null : streams.get(defaultStream);
         this.defaultStreamMaxBytes = described == null ? maxRecordBytes
             : Math.min(maxRecordBytes, described.maxRecordBytes());
-        this.skipNullData = config.nullData() == NullData.SKIP;
+        this.skipNullData = options.nullData() == NullData.SKIP;
     }
 
     /**

@@ -10,8 +10,7 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.metrics.WriteSummary;
@@ -34,7 +33,7 @@ import sparkkpl.records.RowLayout;
 final class KplDataWriter implements DataWriter<InternalRow> {
     private static final Logger LOG = LoggerFactory.getLogger(KplDataWriter.class);
     private final int partitionId;
-    private final WriteConfig config;
+    private final WriteOptions options;
     private final RecordAssembler assembler;
     private final FailedRecords failures;
     private final long timeoutMs;
@@ -57,16 +56,16 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     /** How long the task took to get its producer. */
     private long acquireNanos;
 
-    KplDataWriter(int partitionId, WriteConfig config, RecordAssembler assembler, FailedRecords failures,
+    KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
                   RecordGrouping grouping, String unaggregatedStream) {
         this.unaggregatedStream = unaggregatedStream;
         this.partitionId = partitionId;
         this.grouping = grouping;
-        this.config = config;
+        this.options = options;
         this.assembler = assembler;
         this.failures = failures;
-        this.timeoutMs = config.getLong(SinkOption.ACK_TIMEOUT_MS);
-        this.acks = new TaskAcks(config.recordAnswerTimeoutMs());
+        this.timeoutMs = options.ackTimeoutMs();
+        this.acks = new TaskAcks(options.producer().recordAnswerTimeoutMs());
     }
 
     /** Every failure of the task leaves it tagged for Python ({@link SinkTaskFailedException}). */
@@ -104,10 +103,10 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             firstRowAt = System.nanoTime();
-            producer = ProducerRegistry.acquire(config);
+            producer = ProducerRegistry.acquire(options.producer());
             acquireNanos = System.nanoTime() - firstRowAt;
             feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping,
-                config.kplConfiguration().getRecordMaxBufferedTime());
+                options.producer().recordMaxBufferedTimeMs());
         }
         try { // not through inFeed: its message and step would be two objects per row
             feed.resendMisplaced();
@@ -202,7 +201,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             if (feed != null && task != null && task.isInterrupted()) {
                 inFeed("sending the rows accepted before the task was killed", feed::send);
             } else if (feed != null) {
-                long waitMs = config.getLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
+                long waitMs = options.producer().shutdownFlushTimeoutMs();
                 inFeed("delivering the rows accepted before the task failed", () -> feed.finish(waitMs));
             }
         } finally {

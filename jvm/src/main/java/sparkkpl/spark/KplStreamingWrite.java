@@ -15,7 +15,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.SinkOption;
+import sparkkpl.config.WriteConfig;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
 import sparkkpl.util.OffTaskThread;
@@ -32,6 +32,8 @@ final class KplStreamingWrite implements StreamingWrite {
     private static final ExecutorService BATCH_LOG = OffTaskThread.newPool("spark-kpl-batch-log");
 
     private final WritePlan plan;
+    /** The query's settings as resolved: each micro-batch's plan is fitted from them to its streams. */
+    private final WriteConfig config;
     private final CommittedBatches committed;
     private final StreamLook look;
     /** The plan of the micro-batch being written: its tasks' streams are checked at its commit. */
@@ -41,11 +43,13 @@ final class KplStreamingWrite implements StreamingWrite {
     /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
     private long planningNanos;
 
-    KplStreamingWrite(WritePlan plan, CommittedBatches committed) {
+    KplStreamingWrite(WritePlan plan, WriteConfig config, CommittedBatches committed) {
         this.plan = plan;
+        this.config = config;
         this.committed = committed;
         this.look = StreamLook.forQuery(plan.writeId());
-        this.query = plan.config().get(SinkOption.QUERY_NAME).map(name -> "query '" + name + "'").orElse("the query");
+        String name = plan.options().queryName();
+        this.query = name != null ? "query '" + name + "'" : "the query";
     }
 
     /**
@@ -56,7 +60,7 @@ final class KplStreamingWrite implements StreamingWrite {
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         long started = System.nanoTime();
         try {
-            current = plan.described(look);
+            current = look.described(plan, config);
             Factory factory = new Factory(current, committed.last());
             planningNanos = System.nanoTime() - started;
             return factory;
@@ -81,7 +85,7 @@ final class KplStreamingWrite implements StreamingWrite {
         long started = System.nanoTime();
         CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
             () -> prepareMarker(batchId), BATCH_LOG);
-        StreamLook.confirmUnchanged(current.config(), current.streams());
+        StreamLook.confirmUnchanged(current.options(), current.streams());
         long checked = System.nanoTime();
         try {
             CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);

@@ -17,6 +17,7 @@ import scala.Tuple2;
 import scala.collection.Iterator;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.records.Partitioning;
 import sparkkpl.records.PayloadFormat;
@@ -46,34 +47,39 @@ final class KplTable implements SupportsWrite {
             TableCapability.ACCEPT_ANY_SCHEMA);
     }
 
-    /** Runs on the driver: options and config keys are resolved and checked here, before any task. */
+    /**
+     * The write's one driver step: options and config keys are parsed into values and checked here,
+     * against the session and the rows' columns, before any task.
+     */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         WriteConfig resolved = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
-        refuseSpeculationUnlessAllowed(resolved);
-        PayloadFormat format = PayloadFormat.resolve(resolved, SparkSession.active());
+        refuseSpeculationUnlessAllowed(resolved.options());
+        PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
         WriteConfig config = layout.namesStreams() ? resolved.withStreamsTheDaemonDescribes() : resolved;
-        if (config.get(SinkOption.STREAM_NAME).isEmpty() && !layout.namesStreams()) {
+        WriteOptions options = config.options();
+        if (options.stream() == null && !layout.namesStreams()) {
             throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
                 + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");
         }
         // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
-        WritePlan plan = new WritePlan(config, layout, format, Partitioning.resolve(config, layout), info.queryId(),
-            deadLetterLocation(config), Map.of());
+        WritePlan plan = new WritePlan(options, layout, format, Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout),
+            info.queryId(),
+            deadLetterLocation(options), Map.of());
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(plan);
+                return new KplWrite(plan, config);
             }
         };
     }
 
     /** Speculation runs a second attempt of a slow task alongside the first: both send its records. */
-    private static void refuseSpeculationUnlessAllowed(WriteConfig config) {
+    private static void refuseSpeculationUnlessAllowed(WriteOptions options) {
         boolean speculation = SparkSession.active().sparkContext().conf().getBoolean("spark.speculation", false);
-        if (speculation && !config.getBoolean(SinkOption.ALLOW_DUPLICATES)) {
+        if (speculation && !options.allowDuplicates()) {
             throw new IllegalArgumentException("spark.speculation=true runs duplicate attempts of slow tasks, and "
                 + "each attempt sends its records to Kinesis, which cannot drop the copies. Turn speculation off "
                 + "for this job, or accept duplicates with the option allowDuplicates=true (with recordId=prefix "
@@ -81,8 +87,8 @@ final class KplTable implements SupportsWrite {
         }
     }
 
-    private static DeadLetterFile.Location deadLetterLocation(WriteConfig config) {
-        Optional<String> path = config.get(SinkOption.DEAD_LETTER_PATH);
+    private static DeadLetterFile.Location deadLetterLocation(WriteOptions options) {
+        Optional<String> path = Optional.ofNullable(options.deadLetterPath());
         if (path.isEmpty()) {
             return null;
         }

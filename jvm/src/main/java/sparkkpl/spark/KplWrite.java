@@ -1,6 +1,5 @@
 package sparkkpl.spark;
 
-import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -29,17 +28,18 @@ final class KplWrite implements Write {
     private static final String DEFAULT_CHECKPOINT_ROOT = "spark.sql.streaming.checkpointLocation";
 
     private final WritePlan plan;
+    /** The write's settings as resolved: each micro-batch's plan is fitted from them to its streams. */
     private final WriteConfig config;
 
-    KplWrite(WritePlan plan) {
+    KplWrite(WritePlan plan, WriteConfig config) {
         this.plan = plan;
-        this.config = plan.config();
+        this.config = config;
     }
 
-    /** Secrets masked (WriteConfig.toString); shown in the plan, so in the Spark UI's SQL tab. */
+    /** Secrets masked (WriteOptions.toString); shown in the plan, so in the Spark UI's SQL tab. */
     @Override
     public String description() {
-        return "Kinesis (KPL) " + config;
+        return "Kinesis (KPL) " + plan.options();
     }
 
     @Override
@@ -54,21 +54,21 @@ final class KplWrite implements Write {
 
     @Override
     public BatchWrite toBatch() {
-        if (config.get(SinkOption.CHECKPOINT_LOCATION).isPresent()) {
+        if (plan.options().checkpointLocation() != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.CHECKPOINT_LOCATION.optionName() + "' is for "
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
-        return new Batch(plan.described(StreamLook.perWrite()));
+        return new Batch(StreamLook.perWrite().described(plan, config));
     }
 
     @Override
     public StreamingWrite toStreaming() {
-        if (config.get(SinkOption.WRITE_NAME).isPresent()) {
+        if (plan.options().writeName() != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' is for batch writes "
                 + "(df.write, also inside foreachBatch): a streaming query names its records by its own id, which its "
                 + "checkpoint keeps");
         }
-        return new KplStreamingWrite(plan, new CommittedBatches(committedBatchesDirectory(),
+        return new KplStreamingWrite(plan, config, new CommittedBatches(committedBatchesDirectory(),
             SparkSession.active().sparkContext().hadoopConfiguration()));
     }
 
@@ -77,9 +77,9 @@ final class KplWrite implements Write {
      * session's default checkpoint root, named by the query id, which the checkpoint keeps.
      */
     private String committedBatchesDirectory() {
-        Optional<String> checkpoint = config.get(SinkOption.CHECKPOINT_LOCATION);
-        if (checkpoint.isPresent()) {
-            return checkpoint.get() + "/" + COMMITTED_BATCHES_DIR;
+        String checkpoint = plan.options().checkpointLocation();
+        if (checkpoint != null) {
+            return checkpoint + "/" + COMMITTED_BATCHES_DIR;
         }
         scala.Option<String> root = SparkSession.active().conf().getOption(DEFAULT_CHECKPOINT_ROOT);
         if (root.isEmpty()) {
@@ -105,10 +105,12 @@ final class KplWrite implements Write {
         /** Every task has committed, so every record they added was acknowledged by Kinesis. */
         @Override
         public void commit(WriterCommitMessage[] messages) {
-            StreamLook.confirmUnchanged(plan.config(), plan.streams());
+            StreamLook.confirmUnchanged(plan.options(), plan.streams());
             WriteSummary total = WriteSummary.sum(messages);
             LOG.info("Kinesis write committed: {}", total.toMap());
-            plan.config().get(SinkOption.WRITE_ID).ifPresent(id -> WriteResults.publish(id, total));
+            if (plan.options().resultId() != null) {
+                WriteResults.publish(plan.options().resultId(), total);
+            }
         }
 
         /** Records already acknowledged stay in Kinesis: a stream cannot take them back (at-least-once). */

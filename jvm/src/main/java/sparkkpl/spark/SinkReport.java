@@ -58,7 +58,7 @@ public enum SinkReport {
         @Override
         List<InternalRow> rows(Map<String, String> options) {
             List<InternalRow> rows = new ArrayList<>();
-            WriteConfig.resolve(KplTable.sessionConf(), options).settings().forEach((setting, value) ->
+            WriteConfig.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
                 rows.add(new GenericInternalRow(new Object[] {text(setting), text(value)})));
             return rows;
         }

@@ -10,9 +10,10 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.aggregation.ShardMaps;
 import sparkkpl.aggregation.StreamApi;
 import sparkkpl.aggregation.StreamDescription;
-import sparkkpl.config.AwsCredentials;
+import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 
 /**
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
@@ -63,8 +64,8 @@ final class StreamLook {
      *     ListShards where {@code listsShards}, the tasks' way of grouping the user's keys by shard):
      *     the write is refused before any task
      */
-    synchronized Map<String, StreamDescription> describe(WriteConfig config, boolean listsShards) {
-        Optional<String> stream = config.get(SinkOption.STREAM_NAME);
+    private synchronized Map<String, StreamDescription> describe(WriteOptions options, boolean listsShards) {
+        Optional<String> stream = Optional.ofNullable(options.stream());
         if (stream.isEmpty()) {
             return Map.of();
         }
@@ -72,9 +73,9 @@ final class StreamLook {
             return last;
         }
         try {
-            StreamDescription described = StreamApi.shared(config).describe(stream.get());
+            StreamDescription described = StreamApi.shared(options.producer()).describe(stream.get());
             if (listsShards && !described.keysIgnored()) {
-                checkListable(config, described);
+                checkListable(options, described);
             }
             last = Map.of(stream.get(), described);
             lastAt = System.nanoTime();
@@ -87,7 +88,7 @@ final class StreamLook {
             throw lookFailed(stream.get(), e);
         } catch (IOException e) {
             throw lookFailed(stream.get(), e);
-        } catch (AwsCredentials.Unavailable e) {
+        } catch (Credentials.Unavailable e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
     }
@@ -97,9 +98,9 @@ final class StreamLook {
      * send every row alone, many times slower (a choice that should be the user's, aggregation=kpl).
      * Listed through the JVM's shared maps, so that tasks in this JVM (local mode) build on this listing.
      */
-    private static void checkListable(WriteConfig config, StreamDescription stream) throws IOException {
+    private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
-            ShardMaps.current(config, stream.stream(), stream.created());
+            ShardMaps.current(options.producer(), stream.stream(), stream.created());
         } catch (StreamApi.StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
@@ -127,8 +128,8 @@ final class StreamLook {
      *
      * @throws StreamRecreatedException naming the stream
      */
-    static void confirmUnchanged(WriteConfig config, Map<String, StreamDescription> described) {
-        if (!config.aggregatesRecords()) {
+    static void confirmUnchanged(WriteOptions options, Map<String, StreamDescription> described) {
+        if (!options.aggregatesRecords()) {
             return;
         }
         for (StreamDescription stream : described.values()) {
@@ -137,7 +138,7 @@ final class StreamLook {
             }
             boolean same;
             try {
-                same = StreamApi.shared(config).stillExists(stream.stream(), stream.created());
+                same = StreamApi.shared(options.producer()).stillExists(stream.stream(), stream.created());
             } catch (IOException e) {
                 LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
                     e.getMessage());
@@ -145,21 +146,32 @@ final class StreamLook {
             }
             if (!same) {
                 throw new StreamRecreatedException(stream.stream(), stream.created(),
-                    config.get(SinkOption.WRITE_NAME).orElse(null));
+                    options.writeName());
             }
         }
     }
 
+    /**
+     * {@code plan} for the streams as the driver sees them now: the sink's settings fitted to each, and
+     * their descriptions for the tasks.
+     *
+     * @param config the write's settings as resolved, which the plan's options came from
+     */
+    WritePlan described(WritePlan plan, WriteConfig config) {
+        Map<String, StreamDescription> now = describe(plan.options(), plan.listsShards());
+        return plan.described(fitted(config, now), now);
+    }
+
     /** The write's settings fitted to each described stream (its maximum record size: {@code RecordAssembler}). */
-    WriteConfig fitted(WriteConfig config, Map<String, StreamDescription> described) {
+    private WriteOptions fitted(WriteConfig config, Map<String, StreamDescription> described) {
         WriteConfig fitted = config;
         for (StreamDescription stream : described.values()) {
-            if (stream.keysIgnored() && fitted.aggregatesRecords()) {
+            if (stream.keysIgnored() && fitted.options().aggregatesRecords()) {
                 fitted = fitted.withoutAggregationFor(stream.stream());
                 LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): the sink sends one "
                     + "Kinesis record per row to it, not aggregated", stream.stream());
             }
         }
-        return fitted;
+        return fitted.options();
     }
 }

@@ -4,9 +4,9 @@ import java.io.Serializable;
 import java.util.Map;
 import sparkkpl.aggregation.ShardAggregator;
 import sparkkpl.aggregation.StreamDescription;
+import sparkkpl.config.Aggregation;
 import sparkkpl.config.RecordId;
-import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.producer.RecordGrouping;
@@ -24,30 +24,26 @@ import sparkkpl.records.RowLayout;
  * @param deadLetters where undelivered records go, or null
  * @param streams the streams the driver described for this write (or micro-batch), by name
  */
-record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
+record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
                  String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams)
         implements Serializable {
 
-    /**
-     * This plan for the streams as the driver sees them now ({@link StreamLook}): the sink's settings
-     * fitted to each, and their descriptions for the tasks.
-     */
-    WritePlan described(StreamLook look) {
-        Map<String, StreamDescription> now = look.describe(config, listsShards());
-        return new WritePlan(look.fitted(config, now), layout, format, partitioning, writeId, deadLetters, now);
+    /** This plan with its options fitted to the streams the driver described, and their descriptions. */
+    WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described) {
+        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described);
     }
 
     /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
-    private boolean listsShards() {
-        return config.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
+    boolean listsShards() {
+        return options.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
     }
 
     /** The recordId=prefix header maker, or null without one. */
     private RecordIdHeader recordIdHeader() {
-        if (config.recordId() != RecordId.PREFIX) {
+        if (options.recordId() != RecordId.PREFIX) {
             return null;
         }
-        return config.get(SinkOption.WRITE_NAME).map(RecordIdHeader::named).orElseGet(() -> new RecordIdHeader(writeId));
+        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(writeId);
     }
 
     /**
@@ -59,12 +55,12 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
     KplDataWriter newWriter(int partitionId, long taskId, long batchId) {
         DeadLetterFile deadLetterFile = deadLetters == null ? null : new DeadLetterFile(deadLetters,
             "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
-        FailedRecords failures = new FailedRecords(partitionId, config.getBoolean(SinkOption.FAIL_ON_ERROR),
+        FailedRecords failures = new FailedRecords(partitionId, options.failOnError(),
             deadLetterFile);
         RecordIdHeader header = recordIdHeader();
-        RecordAssembler assembler = new RecordAssembler(config, layout, format, partitioning,
+        RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        return new KplDataWriter(partitionId, config, assembler, failures, recordGrouping(), unaggregatedStream());
+        return new KplDataWriter(partitionId, options, assembler, failures, recordGrouping(), unaggregatedStream());
     }
 
     /** The described stream that places records itself, so takes this write's rows one per Kinesis record. */
@@ -73,10 +69,10 @@ record WritePlan(WriteConfig config, RowLayout layout, PayloadFormat format, Par
             .findFirst().orElse(null);
     }
 
-    /** A task's grouping of records into the KPL's user records: see {@link SinkOption#AGGREGATION}. */
+    /** A task's grouping of records into the KPL's user records: see {@link Aggregation}. */
     private RecordGrouping recordGrouping() {
-        return config.aggregatesInExecutor()
-            ? new ShardAggregator(config, config.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
+        return options.aggregatesInExecutor()
+            ? new ShardAggregator(options.producer(), options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

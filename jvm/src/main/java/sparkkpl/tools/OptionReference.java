@@ -2,6 +2,7 @@ package sparkkpl.tools;
 
 import java.util.Optional;
 import sparkkpl.config.KplProperties;
+import sparkkpl.config.KplDefaults;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 
@@ -66,8 +67,8 @@ public final class OptionReference {
         out.append("# --- KPL properties (the KPL's own KinesisProducerConfiguration; see docs/options.md) ---\n");
         for (String name : KplProperties.names()) {
             String value = KplProperties.isSecret(name) ? "" : KplProperties.defaultValue(name).orElse("");
-            if (WriteConfig.KPL_PROPERTIES_THE_SINK_SETS.containsKey(name)) {
-                out.append("# Unless given, the sink sets this to ").append(WriteConfig.KPL_PROPERTIES_THE_SINK_SETS.get(name))
+            if (KplDefaults.SHOWN.containsKey(name)) {
+                out.append("# Unless given, the sink sets this to ").append(KplDefaults.SHOWN.get(name))
                     .append("; the value below is the KPL's own default.\n");
             }
             if (WriteConfig.KPL_AGGREGATION_SHAPERS.contains(name)) {

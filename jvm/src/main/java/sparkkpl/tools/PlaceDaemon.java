@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import sparkkpl.config.ProducerConfiguration;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.natives.NativeDaemon;
 
 /**
@@ -39,7 +39,7 @@ public final class PlaceDaemon {
         }
         Path dir = args.length == 1 ? Paths.get(args[0]) : NativeDaemon.defaultDir();
         try {
-            out.println(ProducerConfiguration.placeDaemon(dir));
+            out.println(NativeDaemon.install(dir, ProducerSpec.NATIVE_DIR_KEY));
             return PLACED;
         } catch (UncheckedIOException | IllegalStateException refused) {
             err.println(REFUSAL_PREFIX + refused.getMessage());

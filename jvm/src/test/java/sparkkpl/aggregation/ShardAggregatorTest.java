@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.Test;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.TestConfigs;
 import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.TaskRecord;
@@ -28,7 +28,7 @@ public class ShardAggregatorTest {
         .collect(Collectors.toMap(name -> name,
             name -> new StreamDescription(name, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB)));
     private final ShardAggregator aggregator =
-        new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("Region", "us-east-1")), 51_200, true, DESCRIBED);
+        new ShardAggregator(TestConfigs.producer(), 51_200, true, DESCRIBED);
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -132,8 +132,7 @@ public class ShardAggregatorTest {
 
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
-        ShardAggregator capped = new ShardAggregator(WriteConfig.resolve(Map.of(), Map.of("queueLimit", "3",
-            "queueLimitBytes", "25", "Region", "us-east-1")), 51_200, true, DESCRIBED);
+        ShardAggregator capped = new ShardAggregator(TestConfigs.producer("queueLimit", "3", "queueLimitBytes", "25"), 51_200, true, DESCRIBED);
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);

@@ -35,7 +35,7 @@ public class StreamApiTest {
         sdk.setLevel(Level.WARN);
         try {
             // The JVM's one client for this configuration: each endpoint here is one configuration of its own.
-            StreamApi.shared(TestConfigs.resolve("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
+            StreamApi.shared(TestConfigs.producer("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
                 "awsAccessKeyId", "id", "awsSecretAccessKey", "secret"));
         } finally {
             sdk.removeAppender(collect);

@@ -5,25 +5,17 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.assertThrows;
 
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.Test;
-import software.amazon.awssdk.auth.credentials.AwsCredentials;
-import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 public class WriteConfigTest {
-    private static WriteConfig resolve(String... keysAndValues) {
-        Map<String, String> options = new HashMap<>();
-        options.put("Region", "us-east-1");
-        for (int i = 0; i < keysAndValues.length; i += 2) {
-            options.put(keysAndValues[i], keysAndValues[i + 1]);
-        }
-        return WriteConfig.resolve(Map.of(), options);
+    private static WriteOptions resolve(String... keysAndValues) {
+        return TestConfigs.resolve(keysAndValues);
+    }
+
+    private static ProducerSpec producer(String... keysAndValues) {
+        return TestConfigs.producer(keysAndValues);
     }
 
     private static String errorOf(String... keysAndValues) {
@@ -39,10 +31,12 @@ public class WriteConfigTest {
     @Test
     public void theDaemonIsToldHowTheStreamPlacesRecordsUnlessTheUserSaid() {
         assertEquals(RecordDistributionStrategyDefault.USER_PARTITION_KEY,
-            resolve().producerConfiguration().getRecordDistributionStrategyDefault());
-        assertEquals(RecordDistributionStrategyDefault.AUTO,
-            resolve().withoutAggregationFor("s").producerConfiguration().getRecordDistributionStrategyDefault());
-        assertEquals(RecordDistributionStrategyDefault.AUTO, resolve("RecordDistributionStrategyDefault", "AUTO")
+            producer().producerConfiguration().getRecordDistributionStrategyDefault());
+        assertEquals(RecordDistributionStrategyDefault.AUTO, TestConfigs.config().withoutAggregationFor("s").options()
+            .producer().producerConfiguration().getRecordDistributionStrategyDefault());
+        assertEquals(RecordDistributionStrategyDefault.UNSET, TestConfigs.config().withStreamsTheDaemonDescribes()
+            .options().producer().producerConfiguration().getRecordDistributionStrategyDefault());
+        assertEquals(RecordDistributionStrategyDefault.AUTO, producer("RecordDistributionStrategyDefault", "AUTO")
             .producerConfiguration().getRecordDistributionStrategyDefault());
         assertContains(errorOf("RecordDistributionStrategyDefault", "KEYS"), "KPL property 'RecordDistributionStrategyDefault'");
     }
@@ -53,10 +47,10 @@ public class WriteConfigTest {
      */
     @Test
     public void theTasksAggregatesLeaveTheKplSoonUnlessTheUserSaidOtherwise() {
-        assertEquals(WriteConfig.EXECUTOR_AGGREGATES_BUFFERED_MS, resolve().producerConfiguration().getRecordMaxBufferedTime());
-        assertEquals(100, resolve().kplConfiguration().getRecordMaxBufferedTime());
-        assertEquals(250, resolve("RecordMaxBufferedTime", "250").producerConfiguration().getRecordMaxBufferedTime());
-        assertEquals(100, resolve("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals(KplDefaults.EXECUTOR_AGGREGATES_BUFFERED_MS, producer().producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals("the tasks seal open aggregates by the user's value", 100, producer().recordMaxBufferedTimeMs());
+        assertEquals(250, producer("RecordMaxBufferedTime", "250").producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals(100, producer("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
     }
 
     @Test
@@ -78,13 +72,13 @@ public class WriteConfigTest {
 
     @Test
     public void executorAggregationGetsAProducerOfItsOwnThatSendsEachAggregateAsItIs() {
-        WriteConfig perRecord = resolve("aggregation", "kpl");
-        WriteConfig executor = resolve();
+        WriteOptions perRecord = resolve("aggregation", "kpl");
+        WriteOptions executor = resolve();
 
-        assertEquals("1", executor.kplProperties().get("AggregationMaxCount"));
-        assertEquals("true", executor.kplProperties().get("AggregationEnabled"));
-        assertFalse(perRecord.kplProperties().containsKey("AggregationMaxCount"));
-        assertFalse(perRecord.producerIdentity().equals(executor.producerIdentity()));
+        assertEquals("1", executor.producer().kplProperties().get("AggregationMaxCount"));
+        assertEquals("true", executor.producer().kplProperties().get("AggregationEnabled"));
+        assertFalse(perRecord.producer().kplProperties().containsKey("AggregationMaxCount"));
+        assertFalse(perRecord.producer().equals(executor.producer()));
         assertEquals(51_200, executor.aggregateMaxBytes());
         assertEquals(20_000, resolve("aggregation", "executor", "AggregationMaxSize", "20000").aggregateMaxBytes());
         assertEquals("every aggregate is one record, with its 1-byte key", 99,
@@ -110,73 +104,21 @@ public class WriteConfigTest {
             assertContains(errorOf("aggregation", aggregation, "CollectionMaxSize", "10485761"),
                 "KPL property 'CollectionMaxSize' (10485761)", "10485760 bytes", "PutRecords");
         }
-        assertEquals(10L << 20, resolve("CollectionMaxSize", "10485760").kplConfiguration().getCollectionMaxSize());
+        assertEquals(10L << 20, producer("CollectionMaxSize", "10485760").kplConfiguration().getCollectionMaxSize());
     }
 
     /** A user who switched the KPL's aggregation off has consumers that cannot de-aggregate: never aggregate for them. */
     @Test
     public void theKplsOwnAggregationSettingsWithoutTheOptionMeanThePerRecordPath() {
-        WriteConfig unaggregated = resolve("AggregationEnabled", "false");
-        WriteConfig counted = resolve("AggregationMaxCount", "10");
+        WriteOptions unaggregated = resolve("AggregationEnabled", "false");
+        WriteOptions counted = resolve("AggregationMaxCount", "10");
 
         assertFalse(unaggregated.aggregatesInExecutor());
-        assertEquals("false", unaggregated.kplProperties().get("AggregationEnabled"));
+        assertFalse(unaggregated.aggregatesRecords());
+        assertEquals("false", unaggregated.producer().kplProperties().get("AggregationEnabled"));
         assertEquals("spark.kpl.aggregation=kpl", "kpl", unaggregated.settings().get("spark.kpl.aggregation"));
         assertFalse(counted.aggregatesInExecutor());
         assertTrue(resolve().aggregatesInExecutor());
-    }
-
-    @Test
-    public void staticKeysMakeAStaticProviderWithASessionToken() {
-        WriteConfig config = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
-            "awsSessionToken", "t0ken");
-        var provider = sparkkpl.config.AwsCredentials.provider(config);
-        assertTrue(provider instanceof StaticCredentialsProvider);
-        AwsCredentials credentials = provider.resolveCredentials();
-        assertEquals("AKIDEXAMPLE", credentials.accessKeyId());
-        assertEquals("t0ken", ((AwsSessionCredentials) credentials).sessionToken());
-    }
-
-    @Test
-    public void noCredentialOptionsGiveTheJvmDefaultChain() {
-        assertTrue(sparkkpl.config.AwsCredentials.provider(resolve()) instanceof DefaultCredentialsProvider);
-    }
-
-    @Test
-    public void aRoleArnAssumesTheRoleThroughSts() {
-        WriteConfig config = resolve("awsRoleArn", "arn:aws:iam::123456789012:role/writer",
-            "awsRoleSessionName", "nightly", "awsStsEndpoint", "https://127.0.0.1:1");
-        assertTrue(sparkkpl.config.AwsCredentials.provider(config)
-            instanceof StsAssumeRoleCredentialsProvider);
-    }
-
-    @Test
-    public void credentialsThatCannotBeResolvedAreAnErrorNamingTheRouteAndTheReason() {
-        WriteConfig config = resolve("awsAccessKeyId", "AKID", "awsSecretAccessKey", "secret",
-            "awsRoleArn", "arn:aws:iam::123456789012:role/writer", "awsStsEndpoint", "http://127.0.0.1:1");
-        String message = assertThrows(IllegalStateException.class, () -> sparkkpl.config.AwsCredentials.resolvedOnce(
-            () -> { throw new IllegalStateException("STS said no"); }, config)).getMessage();
-        assertEquals("No AWS credentials from role 'arn:aws:iam::123456789012:role/writer' (awsRoleArn) assumed through "
-            + "STS at http://127.0.0.1:1 with the static keys (awsAccessKeyId): STS said no", message);
-    }
-
-    @Test
-    public void aProfileThatExistsMakesAProfileProvider() throws Exception {
-        java.nio.file.Path file = java.nio.file.Files.createTempFile("credentials", "");
-        java.nio.file.Files.writeString(file, "[writer]\naws_access_key_id = A\naws_secret_access_key = B\n");
-        String previous = System.getProperty("aws.sharedCredentialsFile");
-        System.setProperty("aws.sharedCredentialsFile", file.toString());
-        try {
-            assertTrue(sparkkpl.config.AwsCredentials.provider(resolve("awsProfile", "writer"))
-                instanceof ProfileCredentialsProvider);
-        } finally {
-            if (previous == null) {
-                System.clearProperty("aws.sharedCredentialsFile");
-            } else {
-                System.setProperty("aws.sharedCredentialsFile", previous);
-            }
-            java.nio.file.Files.delete(file);
-        }
     }
 
     @Test
@@ -207,18 +149,18 @@ public class WriteConfigTest {
 
     @Test
     public void choicesAreParsedOnceInAnyCaseWithTheirDefaults() {
-        WriteConfig defaults = resolve();
+        WriteOptions defaults = resolve();
         assertEquals(NullData.FAIL, defaults.nullData());
         assertEquals(RecordId.NONE, defaults.recordId());
         assertEquals(Format.RAW, defaults.format());
         assertEquals(Aggregation.EXECUTOR, defaults.aggregation());
-        assertFalse("unset, the rows' columns decide", defaults.partitioner().isPresent());
+        assertEquals("unset, the rows' columns decide", null, defaults.partitioner());
 
-        WriteConfig given = resolve("nullData", " SKIP ", "recordId", "Prefix", "partitioner", "fixed",
+        WriteOptions given = resolve("nullData", " SKIP ", "recordId", "Prefix", "partitioner", "fixed",
             "aggregation", "KPL");
         assertEquals(NullData.SKIP, given.nullData());
         assertEquals(RecordId.PREFIX, given.recordId());
-        assertEquals(Partitioner.FIXED, given.partitioner().orElseThrow());
+        assertEquals(Partitioner.FIXED, given.partitioner());
         assertEquals(Aggregation.KPL, given.aggregation());
         assertEquals(Format.AVRO, resolve("format", "avro").format());
     }
@@ -248,9 +190,10 @@ public class WriteConfigTest {
 
     @Test
     public void producerSettingsReadBackWhatTheKplConfigurationHoldsSecretsMasked() {
-        WriteConfig config = WriteConfig.resolve(Map.of("spark.kpl.queueLimit", "7", "spark.kpl.RateLimit", "90"),
-            Map.of("Region", "us-east-1", "awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value"));
-        Map<String, String> settings = config.producerSettings(config.kplConfiguration());
+        ProducerSpec spec = WriteConfig.resolve(Map.of("spark.kpl.queueLimit", "7", "spark.kpl.RateLimit", "90"),
+            Map.of("Region", "us-east-1", "awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value"))
+            .options().producer();
+        Map<String, String> settings = spec.settings(spec.kplConfiguration());
         assertEquals("7", settings.get("spark.kpl.queueLimit"));
         assertEquals("90", settings.get("spark.kpl.RateLimit"));
         assertEquals("6000", settings.get("spark.kpl.RequestTimeout"));  // the KPL's default, read back

@@ -38,7 +38,7 @@ public class TaskFeedTest {
             Map.entry("KinesisEndpoint", "127.0.0.1"), Map.entry("KinesisPort", "9"),
             Map.entry("CloudwatchEndpoint", "127.0.0.1"), Map.entry("CloudwatchPort", "9"),
             Map.entry("RecordTtl", "120000"), Map.entry("nativeDir", tmp.getRoot().toString()),
-            Map.entry("shutdownFlushTimeoutMs", "1"))));
+            Map.entry("shutdownFlushTimeoutMs", "1"))).options().producer());
     }
 
     @After

@@ -14,6 +14,7 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.Test;
 import sparkkpl.config.TestConfigs;
+import sparkkpl.config.WriteOptions;
 
 /** Where partition keys come from, for each partitioner and the columns the rows have. */
 public class PartitioningTest {
@@ -23,7 +24,8 @@ public class PartitioningTest {
     private static final InternalRow NO_KEY = new GenericInternalRow(new Object[] {new byte[0]});
 
     private static Partitioning resolve(RowLayout layout, String... options) {
-        return Partitioning.resolve(TestConfigs.resolve(options), layout);
+        WriteOptions parsed = TestConfigs.resolve(options);
+        return Partitioning.chosen(parsed.partitioner(), parsed.defaultPartition(), layout);
     }
 
     private static InternalRow keyed(String key) {

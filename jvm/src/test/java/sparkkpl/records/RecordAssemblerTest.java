@@ -16,7 +16,7 @@ import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.Test;
 import sparkkpl.config.Format;
 import sparkkpl.config.TestConfigs;
-import sparkkpl.config.WriteConfig;
+import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.producer.FailedRecord;
 import sparkkpl.producer.KinesisRecord;
@@ -28,9 +28,9 @@ public class RecordAssemblerTest {
         .add("streamName", DataTypes.StringType), false);
 
     private static RecordAssembler assembler(RecordIdHeader.Task recordIds, String... options) {
-        WriteConfig config = TestConfigs.resolve(options);
-        return new RecordAssembler(config, LAYOUT, new PayloadFormat(Format.RAW, "UTC"),
-            Partitioning.resolve(config, LAYOUT), recordIds, 0, java.util.Map.of());
+        WriteOptions parsed = TestConfigs.resolve(options);
+        return new RecordAssembler(parsed, LAYOUT, new PayloadFormat(Format.RAW, "UTC"),
+            Partitioning.chosen(parsed.partitioner(), parsed.defaultPartition(), LAYOUT), recordIds, 0, java.util.Map.of());
     }
 
     /** A task's first assembler with record ids: the same row always gets the same id. */

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.WriteConfig;
 
 /**
@@ -80,7 +81,7 @@ public final class DaemonKillMain {
     public static void main(String[] args) throws Exception {
         String stream = args[0];
         Map<String, String> options = MainOptions.from(args, 1);
-        WriteConfig config = WriteConfig.resolve(Map.of(), options);
+        ProducerSpec config = WriteConfig.resolve(Map.of(), options).options().producer();
         AtomicBoolean afterThirdAcquire = new AtomicBoolean();
         List<Holder> holders = List.of(
             new Holder("a", stream, ProducerRegistry.acquire(config), afterThirdAcquire),

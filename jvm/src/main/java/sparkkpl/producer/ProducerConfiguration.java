@@ -1,18 +1,21 @@
-package sparkkpl.config;
+package sparkkpl.producer;
 
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Map;
 import java.util.Optional;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import sparkkpl.aws.AwsRegion;
+import sparkkpl.aws.Credentials;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.natives.NativeDaemon;
 
 /**
- * The KPL configuration one producer starts with, completed from a write's: the properties given
- * and the sink's defaults ({@link WriteConfig#producerConfiguration}), the daemon the sink placed,
- * the folder of the daemon's pipes, the credentials and the region.
+ * The KPL configuration one producer starts with, completed from its spec: the properties given and
+ * the sink's defaults ({@link ProducerSpec#producerConfiguration}), the daemon the sink placed, the
+ * folder of the daemon's pipes, the credentials and the region.
  */
-public final class ProducerConfiguration {
+final class ProducerConfiguration {
     private final KinesisProducerConfiguration kpl;
     /** Null when the user gave the daemon (NativeExecutable). */
     private final Path placedDaemonDir;
@@ -30,63 +33,64 @@ public final class ProducerConfiguration {
     /**
      * Places the native daemon unless the user gave one: placing it ourselves keeps the KPL from
      * extracting it into a folder shared by every user, under a lock that a task interrupt breaks.
+     *
+     * @throws Credentials.Unavailable when the spec's credentials give none
      */
-    public static ProducerConfiguration complete(WriteConfig config) {
-        KinesisProducerConfiguration kpl = config.producerConfiguration();
-        Path dir = config.get(SinkOption.NATIVE_DIR).map(Paths::get).orElseGet(NativeDaemon::defaultDir);
+    static ProducerConfiguration complete(ProducerSpec spec) {
+        KinesisProducerConfiguration kpl = spec.producerConfiguration();
+        Path dir = spec.nativeDir().orElseGet(NativeDaemon::defaultDir);
         Path placedDaemonDir = null;
         if (kpl.getNativeExecutable().isEmpty()) {
             kpl.setNativeExecutable(placeDaemon(dir).toString());
             placedDaemonDir = dir;
         } else {
-            NativeDaemon.checkGivenExecutable(
-                Paths.get(kpl.getNativeExecutable()), SinkOption.CONF_PREFIX + "NativeExecutable");
+            NativeDaemon.checkGivenExecutable(Paths.get(kpl.getNativeExecutable()), ProducerSpec.kplKey("NativeExecutable"));
         }
         // The daemon's named pipes too, or they land in a folder every user of the host shares.
-        String pipesSetBy = SinkOption.CONF_PREFIX + "TempDirectory";
+        String pipesSetBy = ProducerSpec.kplKey("TempDirectory");
         if (kpl.getTempDirectory().isEmpty()) {
             kpl.setTempDirectory(dir.toString());
-            pipesSetBy = SinkOption.NATIVE_DIR.confKey();
+            pipesSetBy = ProducerSpec.NATIVE_DIR_KEY;
         }
-        kpl.setCredentialsProvider(AwsCredentials.resolvedOnce(AwsCredentials.provider(config), config));
         // Given no region, the daemon's own lookup asks the fixed metadata address, whatever
         // AWS_EC2_METADATA_SERVICE_ENDPOINT says, and exits without one: the JVM looks it up instead.
         kpl.setRegion(AwsRegion.of(kpl));
+        kpl.setCredentialsProvider(Credentials.resolved(spec.credentials(), kpl.getRegion()));
         // Read back before the pipes move into the producer's own folder (pipesIn).
-        return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, config.producerSettings(kpl));
+        return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, spec.settings(kpl));
     }
 
     /** Places the daemon in {@code dir} (or finds it in place); a refusal names {@code spark.kpl.nativeDir}. */
-    public static Path placeDaemon(Path dir) {
-        return NativeDaemon.install(dir, SinkOption.NATIVE_DIR.confKey());
+    static Path placeDaemon(Path dir) {
+        return NativeDaemon.install(dir, ProducerSpec.NATIVE_DIR_KEY);
     }
 
     /** The folder the sink placed the daemon in, to put it back should it vanish; empty if the user gave it. */
-    public Optional<Path> placedDaemonDir() {
+    Optional<Path> placedDaemonDir() {
         return Optional.ofNullable(placedDaemonDir);
     }
 
     /** The folder under which each producer gets a folder of its own for its daemon's pipes. */
-    public Path pipesRoot() {
+    Path pipesRoot() {
         return Paths.get(kpl.getTempDirectory());
     }
 
     /** The config key that chose {@link #pipesRoot}, for errors about it. */
-    public String pipesSetBy() {
+    String pipesSetBy() {
         return pipesSetBy;
     }
 
     /** The producer's own folder for its daemon's pipes, below {@link #pipesRoot}. */
-    public void pipesIn(Path folder) {
+    void pipesIn(Path folder) {
         kpl.setTempDirectory(folder.toString());
     }
 
     /** What the producer runs with, by config key, secrets masked. */
-    public Map<String, String> settings() {
+    Map<String, String> settings() {
         return settings;
     }
 
-    public KinesisProducerConfiguration kpl() {
+    KinesisProducerConfiguration kpl() {
         return kpl;
     }
 }

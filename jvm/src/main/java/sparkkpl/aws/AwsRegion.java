@@ -1,4 +1,4 @@
-package sparkkpl.config;
+package sparkkpl.aws;
 
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;

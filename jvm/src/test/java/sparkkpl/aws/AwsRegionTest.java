@@ -1,4 +1,4 @@
-package sparkkpl.config;
+package sparkkpl.aws;
 
 import static org.junit.Assert.assertEquals;
 

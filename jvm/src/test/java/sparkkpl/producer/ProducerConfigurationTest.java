@@ -1,4 +1,4 @@
-package sparkkpl.config;
+package sparkkpl.producer;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
+import sparkkpl.config.TestConfigs;
 
 /** A producer's KPL configuration completed: its daemon, its pipes' folder, its credentials. */
 public class ProducerConfigurationTest {
@@ -18,7 +19,7 @@ public class ProducerConfigurationTest {
     public void theSinkPlacesTheDaemonAndKeepsThePipesInNativeDir() throws Exception {
         String nativeDir = tmp.newFolder("native").toString();
 
-        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.resolve("nativeDir", nativeDir,
+        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.producer("nativeDir", nativeDir,
             "awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t"));
 
         assertEquals(Path.of(nativeDir), completed.placedDaemonDir().orElseThrow());
@@ -33,7 +34,7 @@ public class ProducerConfigurationTest {
     @Test
     public void aGivenTempDirectoryHoldsThePipesAndTheProducerMovesThemIntoItsOwnFolder() throws Exception {
         String pipes = tmp.newFolder("pipes").toString();
-        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.resolve(
+        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.producer(
             "nativeDir", tmp.newFolder("native").toString(), "TempDirectory", pipes));
 
         assertEquals("spark.kpl.TempDirectory", completed.pipesSetBy());
@@ -47,7 +48,7 @@ public class ProducerConfigurationTest {
     public void aDaemonTheUserGaveIsCheckedNotPlaced() throws Exception {
         Path daemon = ProducerConfiguration.placeDaemon(tmp.newFolder("own").toPath());
 
-        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.resolve(
+        ProducerConfiguration completed = ProducerConfiguration.complete(TestConfigs.producer(
             "NativeExecutable", daemon.toString(), "TempDirectory", tmp.newFolder("pipes").toString()));
 
         assertFalse(completed.placedDaemonDir().isPresent());

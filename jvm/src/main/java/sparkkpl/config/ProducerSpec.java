@@ -1,0 +1,161 @@
+package sparkkpl.config;
+
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+
+/**
+ * What one KPL producer is made of, resolved and checked on the driver: the KPL properties, the sink
+ * options that shape a producer, and where its credentials come from. Equal specs share a producer on
+ * an executor (the producer pool's key), so equality covers exactly what makes a producer different.
+ */
+public final class ProducerSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+    /** The config key of the daemon's folder, for errors about it on an executor. */
+    public static final String NATIVE_DIR_KEY = SinkOption.NATIVE_DIR.confKey();
+
+    /** Canonical KPL property name to value: the user's, and those the sink derives from its options. */
+    private final TreeMap<String, String> kplProperties;
+    /** aggregation=executor: the KPL gets complete aggregates, so only gathers them into calls. */
+    private final boolean tasksAggregate;
+    private final long queueLimit;
+    private final long queueLimitBytes;
+    /** Null for the default folder. */
+    private final String nativeDir;
+    private final long idleTimeoutMs;
+    private final long shutdownFlushTimeoutMs;
+    private final CredentialSource credentials;
+    /** The options above by config key, secrets masked: derived from them, so outside equality. */
+    private final Map<String, String> shownOptions;
+    /** Derived once here from the KPL properties, so that tasks read numbers instead of rebuilding them. */
+    private final long recordAnswerTimeoutMs;
+    private final long recordMaxBufferedTimeMs;
+    /** The pool looks a spec up per task and per shard-map refresh: hash it once. */
+    private final int hash;
+
+    ProducerSpec(TreeMap<String, String> kplProperties, boolean tasksAggregate, long queueLimit, long queueLimitBytes,
+                 String nativeDir, long idleTimeoutMs, long shutdownFlushTimeoutMs, CredentialSource credentials,
+                 Map<String, String> shownOptions) {
+        this.kplProperties = new TreeMap<>(kplProperties);
+        this.tasksAggregate = tasksAggregate;
+        this.queueLimit = queueLimit;
+        this.queueLimitBytes = queueLimitBytes;
+        this.nativeDir = nativeDir;
+        this.idleTimeoutMs = idleTimeoutMs;
+        this.shutdownFlushTimeoutMs = shutdownFlushTimeoutMs;
+        this.credentials = credentials;
+        this.shownOptions = Collections.unmodifiableMap(new TreeMap<>(shownOptions));
+        KinesisProducerConfiguration kpl = kplConfiguration();
+        this.recordMaxBufferedTimeMs = kpl.getRecordMaxBufferedTime();
+        this.recordAnswerTimeoutMs = producerConfiguration().getUserRecordTimeoutInMillis();
+        this.hash = Objects.hash(kplProperties, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, idleTimeoutMs,
+            shutdownFlushTimeoutMs, credentials);
+    }
+
+    /** The KPL properties as given and derived, by canonical name (credentials included: never log them). */
+    public Map<String, String> kplProperties() {
+        return Collections.unmodifiableMap(kplProperties);
+    }
+
+    /** A fresh KPL configuration built from the properties (validated by the KPL's own setters). */
+    public KinesisProducerConfiguration kplConfiguration() {
+        return KplProperties.toConfiguration(kplProperties);
+    }
+
+    /**
+     * The KPL configuration a producer starts from (before the daemon's placement and credentials): the
+     * properties, and the sink's own choice for those the user did not set ({@link KplDefaults}).
+     */
+    public KinesisProducerConfiguration producerConfiguration() {
+        return KplDefaults.applied(kplConfiguration(), kplProperties.keySet(), tasksAggregate);
+    }
+
+    /** Whether the user set the KPL's LogLevel: the switch that makes the KPL and its daemon speak. */
+    public boolean kplLogsVerbosely() {
+        return kplProperties.containsKey(KplDefaults.LOG_LEVEL);
+    }
+
+    /** Most user records outstanding per producer (queueLimit). */
+    public long queueLimit() {
+        return queueLimit;
+    }
+
+    /** Most bytes of user records outstanding per producer (queueLimitBytes). */
+    public long queueLimitBytes() {
+        return queueLimitBytes;
+    }
+
+    /** The folder the daemon is placed in when the user named one (nativeDir). */
+    public Optional<Path> nativeDir() {
+        return Optional.ofNullable(nativeDir).map(Paths::get);
+    }
+
+    public long idleTimeoutMs() {
+        return idleTimeoutMs;
+    }
+
+    public long shutdownFlushTimeoutMs() {
+        return shutdownFlushTimeoutMs;
+    }
+
+    public CredentialSource credentials() {
+        return credentials;
+    }
+
+    /**
+     * How long the KPL may take to answer for a record before the sink counts it as lost and fails its
+     * task: the KPL's UserRecordTimeoutInMillis as a producer of this spec runs with it.
+     */
+    public long recordAnswerTimeoutMs() {
+        return recordAnswerTimeoutMs;
+    }
+
+    /** The KPL's RecordMaxBufferedTime as the user gave it (or the KPL's default): how long records may wait. */
+    public long recordMaxBufferedTimeMs() {
+        return recordMaxBufferedTimeMs;
+    }
+
+    /**
+     * What a producer of this spec runs with, by config key: the sink options that shape it, and every
+     * KPL property as {@code kplConfig} (the one handed to the KPL) holds it.
+     */
+    public Map<String, String> settings(KinesisProducerConfiguration kplConfig) {
+        Map<String, String> settings = new TreeMap<>(shownOptions);
+        KplProperties.readBack(kplConfig).forEach((name, value) -> settings.put(kplKey(name), value));
+        return Collections.unmodifiableMap(settings);
+    }
+
+    /** The config key of a KPL property, for errors and settings by config key. */
+    public static String kplKey(String property) {
+        return SinkOption.CONF_PREFIX + property;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof ProducerSpec spec && kplProperties.equals(spec.kplProperties)
+            && tasksAggregate == spec.tasksAggregate && queueLimit == spec.queueLimit
+            && queueLimitBytes == spec.queueLimitBytes && Objects.equals(nativeDir, spec.nativeDir)
+            && idleTimeoutMs == spec.idleTimeoutMs && shutdownFlushTimeoutMs == spec.shutdownFlushTimeoutMs
+            && credentials.equals(spec.credentials);
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    /** The sink options that shape it and the KPL properties given, by config key, secrets masked. */
+    @Override
+    public String toString() {
+        Map<String, String> shown = new TreeMap<>(shownOptions);
+        kplProperties.forEach((name, value) ->
+            shown.put(kplKey(name), KplProperties.isSecret(name) ? KplProperties.MASK : value));
+        return "ProducerSpec" + shown;
+    }
+}
