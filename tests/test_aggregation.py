@@ -8,6 +8,7 @@ import base64
 import itertools
 import math
 from collections import Counter
+from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, List, Set, Tuple
 
 import pytest
@@ -35,11 +36,16 @@ from spark_kpl_testing.records import Record
 pytestmark = pytest.mark.one_spark_line
 
 
+@contextmanager
 def _lister(spark, endpoint: KinesisEndpoint):
-    """The JVM's one client for the endpoint's configuration, as the sink's tasks and driver share it."""
+    """A client for the endpoint's configuration, as a producer's shard maps and the driver open one."""
     jvm = spark.sparkContext._jvm
     spec = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options())).options().producer()
-    return jvm.sparkkpl.aggregation.StreamApi.shared(spec)
+    api = jvm.sparkkpl.kinesis.StreamApi.open(spec)
+    try:
+        yield api
+    finally:
+        api.close()
 
 
 def _ranges(shard_map) -> List[Dict[str, str]]:
@@ -52,7 +58,8 @@ def test_the_shard_map_is_listed_from_the_daemons_endpoint_every_page(spark, end
     as Kinesis requires, with the KPL's endpoint, port, region and certificate settings."""
     endpoint.create_stream("agg-many-shards", shards=1001)
     try:
-        listed = _ranges(_lister(spark, endpoint).listShards("agg-many-shards", None))
+        with _lister(spark, endpoint) as lister:
+            listed = _ranges(lister.listShards("agg-many-shards", None))
         sink_pages = endpoint.requests("ListShards")[-2:]
         expected = [{"ShardId": s["ShardId"], **s["HashKeyRange"]} for s in _boto3_shards("agg-many-shards", endpoint)]
     finally:
@@ -74,8 +81,8 @@ def _boto3_shards(stream: str, endpoint: KinesisEndpoint) -> Iterator[dict]:
 
 
 def test_listing_an_unknown_stream_names_it_and_kinesis_error(spark, endpoint: KinesisEndpoint) -> None:
-    with pytest.raises(Exception) as failure:
-        _lister(spark, endpoint).listShards("agg-no-such-stream", None)
+    with _lister(spark, endpoint) as lister, pytest.raises(Exception) as failure:
+        lister.listShards("agg-no-such-stream", None)
     assert "agg-no-such-stream" in str(failure.value)
     assert "ResourceNotFoundException" in str(failure.value)
 

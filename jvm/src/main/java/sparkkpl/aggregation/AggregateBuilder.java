@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import sparkkpl.kinesis.HashKeys;
 
 /**
  * Builds one record in the KPL's aggregated format: the magic bytes {@code F3 89 9A C2}, an

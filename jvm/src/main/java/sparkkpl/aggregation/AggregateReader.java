@@ -5,8 +5,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import sparkkpl.producer.KinesisRecord;
 import software.amazon.kinesis.producer.protobuf.Messages;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * Reads the user records back out of an aggregate that {@link AggregateBuilder} wrote, with the

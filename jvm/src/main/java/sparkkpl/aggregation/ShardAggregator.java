@@ -14,8 +14,13 @@ import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.ProducerSpec;
-import sparkkpl.producer.KinesisRecord;
+import sparkkpl.kinesis.HashKey;
+import sparkkpl.kinesis.HashKeys;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamApi;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
@@ -119,8 +124,8 @@ public final class ShardAggregator implements RecordGrouping {
      */
     static final int AGED_SEALS_PER_LOOK = 100;
 
-    /** The producer's spec: the JVM's shard maps are per spec and stream. */
-    private final ProducerSpec producer;
+    /** The task's producer's shard maps, shared with the other tasks using it. */
+    private final ShardMaps shardMaps;
     private final int maxBytes;
     /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
     private final long maxRecords;
@@ -143,18 +148,21 @@ public final class ShardAggregator implements RecordGrouping {
     private long looks;
 
     /**
+     * @param shardMaps the maps of the producer the task feeds
+     * @param queueLimit the producer's cap on records outstanding (queueLimit), which one aggregate stays within
+     * @param queueLimitBytes the same for bytes (queueLimitBytes)
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
      * @param described the streams the driver described, by name; a stream only rows name is listed
      *     by name alone
      */
-    public ShardAggregator(ProducerSpec producer, int maxBytes, boolean sinkChoosesKeys,
-                           Map<String, StreamDescription> described) {
-        this.producer = producer;
+    public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
+                           boolean sinkChoosesKeys, Map<String, StreamDescription> described) {
+        this.shardMaps = shardMaps;
         this.described = described;
         this.maxBytes = maxBytes;
-        this.maxRecords = producer.queueLimit();
-        this.maxRecordBytes = producer.queueLimitBytes();
+        this.maxRecords = queueLimit;
+        this.maxRecordBytes = queueLimitBytes;
         this.sinkChoosesKeys = sinkChoosesKeys;
     }
 
@@ -232,7 +240,7 @@ public final class ShardAggregator implements RecordGrouping {
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
-                map = ShardMaps.current(producer, record.stream(), createdOf(record.stream()));
+                map = shardMaps.current(record.stream(), createdOf(record.stream()));
                 maps.put(record.stream(), map);
             }
             ShardMap.Shard shard = map.shardFor(hashKey);
@@ -269,7 +277,7 @@ public final class ShardAggregator implements RecordGrouping {
             return false;
         }
         try {
-            if (ShardMaps.describedForRows(producer, stream).keysIgnored()) {
+            if (shardMaps.describedForRows(stream).keysIgnored()) {
                 LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): this task sends "
                     + "its rows one by one, not aggregated", stream);
                 unlisted.add(stream);
@@ -293,7 +301,7 @@ public final class ShardAggregator implements RecordGrouping {
 
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
     private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = ShardMaps.listedAfter(producer, stream, createdOf(stream), stale);
+        ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }
@@ -365,13 +373,13 @@ public final class ShardAggregator implements RecordGrouping {
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
             StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
             try {
-                map = gone ? ShardMaps.listedAfter(producer, stream, null, map) : reload(stream, map);
+                map = gone ? shardMaps.listedAfter(stream, null, map) : reload(stream, map);
             } catch (StreamApi.StreamCallFailed e) {
                 if (gone || !e.notFound()) {
                     throw e;
                 }
                 gone = true; // the stream the driver described is deleted: another may have its name now
-                map = ShardMaps.listedAfter(producer, stream, null, null);
+                map = shardMaps.listedAfter(stream, null, null);
             }
         }
         if (gone) {

@@ -8,9 +8,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import sparkkpl.aggregation.AggregateBuilder;
-import sparkkpl.producer.RecordRules;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
+import sparkkpl.kinesis.RecordRules;
 
 /**
  * The driver's one step from a write's strings to its values: {@code spark.kpl.*} config keys overlaid by

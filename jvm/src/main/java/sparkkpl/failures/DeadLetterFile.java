@@ -19,7 +19,6 @@ import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.util.SerializableConfiguration;
-import sparkkpl.producer.FailedRecord;
 import sparkkpl.util.JsonText;
 
 /**

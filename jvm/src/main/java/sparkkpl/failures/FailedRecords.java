@@ -3,7 +3,6 @@ package sparkkpl.failures;
 import java.io.IOException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.producer.FailedRecord;
 import sparkkpl.util.ErrorTag;
 
 /**

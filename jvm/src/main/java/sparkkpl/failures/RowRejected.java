@@ -1,6 +1,5 @@
 package sparkkpl.failures;
 
-import sparkkpl.producer.FailedRecord;
 
 /** A row that cannot become a Kinesis record; carries what is known of it for the error or dead letter. */
 public final class RowRejected extends Exception {

@@ -2,6 +2,7 @@ package sparkkpl.producer;
 
 import java.util.ArrayList;
 import java.util.List;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * One user record as handed to the KPL, and the task's records it carries: the record itself, or

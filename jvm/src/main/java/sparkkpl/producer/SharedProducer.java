@@ -18,6 +18,8 @@ import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.IKinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.natives.DaemonFolder;
 import sparkkpl.util.OffTaskThread;
 
@@ -45,6 +47,8 @@ public final class SharedProducer implements ProducerPool.Pooled {
     private final long idleTimeoutMs;
     private final long closeTimeoutMs;
     private final Map<String, String> settings;
+    /** Its streams' shard maps, for the tasks that build aggregates: listed with its endpoint and credentials. */
+    private final ShardMaps shardMaps;
     private volatile boolean broken;
 
     /**
@@ -52,8 +56,10 @@ public final class SharedProducer implements ProducerPool.Pooled {
      * @param recordTtlMs the KPL's {@code RecordTtl}, which the outstanding budget keeps records' waits well inside
      */
     SharedProducer(IKinesisProducer kpl, DaemonFolder folder, Runnable keepDaemonInPlace, Map<String, String> settings,
-                   long maxRecords, long maxBytes, long recordTtlMs, long idleTimeoutMs, long closeTimeoutMs) {
+                   ShardMaps shardMaps, long maxRecords, long maxBytes, long recordTtlMs, long idleTimeoutMs,
+                   long closeTimeoutMs) {
         this.kpl = kpl;
+        this.shardMaps = shardMaps;
         this.folder = folder;
         this.keepDaemonInPlace = keepDaemonInPlace;
         this.settings = settings;
@@ -195,6 +201,10 @@ public final class SharedProducer implements ProducerPool.Pooled {
         return idleTimeoutMs;
     }
 
+    public ShardMaps shardMaps() {
+        return shardMaps;
+    }
+
     /** What it runs with, by config key, secrets masked (see {@code ProducerSpec.settings}). */
     public Map<String, String> settings() {
         return settings;
@@ -231,7 +241,11 @@ public final class SharedProducer implements ProducerPool.Pooled {
         } catch (DaemonException e) {
             LOG.warn("The KPL daemon was already gone when its producer closed: {}", e.getMessage());
         } finally {
-            folder.destroy(kpl::destroy);
+            try {
+                folder.destroy(kpl::destroy);
+            } finally {
+                shardMaps.close();
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ import software.amazon.kinesis.producer.Attempt;
 import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.failures.FailedRecord;
+import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.util.OffTaskThread;
 
 /**

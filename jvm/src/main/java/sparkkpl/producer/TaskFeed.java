@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * One task's records on their way into the shared producer. Its {@link RecordGrouping} turns the

@@ -1,5 +1,7 @@
 package sparkkpl.producer;
 
+import sparkkpl.kinesis.KinesisRecord;
+
 /**
  * One of a task's user records on its way to Kinesis, with the room it holds under the queue limit.
  *

@@ -2,13 +2,13 @@ package sparkkpl.records;
 
 import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
-import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.NullData;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.RowRejected;
-import sparkkpl.producer.FailedRecord;
-import sparkkpl.producer.KinesisRecord;
-import sparkkpl.producer.RecordRules;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RecordRules;
+import sparkkpl.kinesis.StreamDescription;
 
 /** Turns one row into the Kinesis record it stands for, or says which column makes that impossible. */
 public final class RecordAssembler {

@@ -2,6 +2,7 @@ package sparkkpl.spark;
 
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskKilledException;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -11,11 +12,12 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.failures.RowRejected;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.metrics.WriteSummary;
-import sparkkpl.producer.FailedRecord;
-import sparkkpl.producer.KinesisRecord;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.SharedProducer;
@@ -37,7 +39,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final RecordAssembler assembler;
     private final FailedRecords failures;
     private final long timeoutMs;
-    private final RecordGrouping grouping;
+    /** The task's grouping of records, made on its producer's shard maps once it has one. */
+    private final Function<ShardMaps, RecordGrouping> groupingFor;
     private final TaskAcks acks;
     private final TaskQueueStats queueStats = new TaskQueueStats();
     /** Null off a Spark task (unit tests). */
@@ -57,10 +60,10 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long acquireNanos;
 
     KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
-                  RecordGrouping grouping, String unaggregatedStream) {
+                  Function<ShardMaps, RecordGrouping> groupingFor, String unaggregatedStream) {
         this.unaggregatedStream = unaggregatedStream;
         this.partitionId = partitionId;
-        this.grouping = grouping;
+        this.groupingFor = groupingFor;
         this.options = options;
         this.assembler = assembler;
         this.failures = failures;
@@ -105,7 +108,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             firstRowAt = System.nanoTime();
             producer = ProducerRegistry.acquire(options.producer());
             acquireNanos = System.nanoTime() - firstRowAt;
-            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, grouping,
+            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, groupingFor.apply(producer.shardMaps()),
                 options.producer().recordMaxBufferedTimeMs());
         }
         try { // not through inFeed: its message and step would be two objects per row

@@ -7,13 +7,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.aggregation.ShardMaps;
-import sparkkpl.aggregation.StreamApi;
-import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.producer.ProducerRegistry;
+import sparkkpl.kinesis.StreamApi;
+import sparkkpl.kinesis.StreamDescription;
 
 /**
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
@@ -73,7 +73,7 @@ final class StreamLook {
             return last;
         }
         try {
-            StreamDescription described = StreamApi.shared(options.producer()).describe(stream.get());
+            StreamDescription described = ProducerRegistry.withStreamApi(options.producer(), api -> api.describe(stream.get()));
             if (listsShards && !described.keysIgnored()) {
                 checkListable(options, described);
             }
@@ -96,11 +96,10 @@ final class StreamLook {
     /**
      * Tasks building aggregates list the stream's shards; without the permission each task would warn and
      * send every row alone, many times slower (a choice that should be the user's, aggregation=kpl).
-     * Listed through the JVM's shared maps, so that tasks in this JVM (local mode) build on this listing.
      */
     private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
-            ShardMaps.current(options.producer(), stream.stream(), stream.created());
+            ProducerRegistry.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
         } catch (StreamApi.StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
@@ -138,7 +137,8 @@ final class StreamLook {
             }
             boolean same;
             try {
-                same = StreamApi.shared(options.producer()).stillExists(stream.stream(), stream.created());
+                same = ProducerRegistry.withStreamApi(options.producer(),
+                    api -> api.stillExists(stream.stream(), stream.created()));
             } catch (IOException e) {
                 LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
                     e.getMessage());

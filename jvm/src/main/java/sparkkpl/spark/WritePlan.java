@@ -3,12 +3,14 @@ package sparkkpl.spark;
 import java.io.Serializable;
 import java.util.Map;
 import sparkkpl.aggregation.ShardAggregator;
-import sparkkpl.aggregation.StreamDescription;
 import sparkkpl.config.Aggregation;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.RecordId;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.failures.FailedRecords;
+import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.records.Partitioning;
 import sparkkpl.records.PayloadFormat;
@@ -60,7 +62,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        return new KplDataWriter(partitionId, options, assembler, failures, recordGrouping(), unaggregatedStream());
+        return new KplDataWriter(partitionId, options, assembler, failures, this::recordGrouping, unaggregatedStream());
     }
 
     /** The described stream that places records itself, so takes this write's rows one per Kinesis record. */
@@ -69,10 +71,15 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
             .findFirst().orElse(null);
     }
 
-    /** A task's grouping of records into the KPL's user records: see {@link Aggregation}. */
-    private RecordGrouping recordGrouping() {
+    /**
+     * A task's grouping of records into the KPL's user records ({@link Aggregation}), on the shard maps
+     * of the producer it feeds.
+     */
+    private RecordGrouping recordGrouping(ShardMaps shardMaps) {
+        ProducerSpec producer = options.producer();
         return options.aggregatesInExecutor()
-            ? new ShardAggregator(options.producer(), options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
+            ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
+                options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

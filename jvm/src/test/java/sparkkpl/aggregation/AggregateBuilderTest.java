@@ -12,10 +12,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.Test;
-import sparkkpl.producer.KinesisRecord;
 import software.amazon.kinesis.producer.protobuf.Messages;
 import software.amazon.kinesis.retrieval.AggregatorUtil;
 import software.amazon.kinesis.retrieval.KinesisClientRecord;
+import sparkkpl.kinesis.HashKeys;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * Aggregates read back by decoders this project did not write: the KCL's {@link AggregatorUtil}

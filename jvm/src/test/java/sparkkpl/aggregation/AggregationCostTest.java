@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.Test;
 import software.amazon.kinesis.producer.protobuf.Messages;
+import sparkkpl.kinesis.HashKeys;
+import sparkkpl.kinesis.ShardMap;
 
 /**
  * What building aggregates costs per 100-byte user record, printed for docs/aggregation.md (no

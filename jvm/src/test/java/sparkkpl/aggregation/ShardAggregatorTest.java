@@ -11,8 +11,10 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.Test;
-import sparkkpl.config.TestConfigs;
-import sparkkpl.producer.KinesisRecord;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.TaskRecord;
 
@@ -27,8 +29,24 @@ public class ShardAggregatorTest {
             IntStream.range(0, 10_000).mapToObj(i -> "s" + i))
         .collect(Collectors.toMap(name -> name,
             name -> new StreamDescription(name, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB)));
+    /** The sink chooses every key here, so no shard is ever looked up. */
+    private static final ShardMaps NO_LISTING = new ShardMaps(new ShardMaps.Lister() {
+        @Override
+        public ShardMap listShards(String stream, String created) {
+            throw new AssertionError("listed " + stream);
+        }
+
+        @Override
+        public StreamDescription describe(String stream) {
+            throw new AssertionError("described " + stream);
+        }
+
+        @Override
+        public void close() {
+        }
+    }, System::nanoTime);
     private final ShardAggregator aggregator =
-        new ShardAggregator(TestConfigs.producer(), 51_200, true, DESCRIBED);
+        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, DESCRIBED);
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -132,7 +150,7 @@ public class ShardAggregatorTest {
 
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
-        ShardAggregator capped = new ShardAggregator(TestConfigs.producer("queueLimit", "3", "queueLimitBytes", "25"), 51_200, true, DESCRIBED);
+        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true, DESCRIBED);
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);

@@ -23,8 +23,7 @@ import org.apache.hadoop.util.Progressable;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
-import sparkkpl.producer.FailedRecord;
-import sparkkpl.producer.KinesisRecord;
+import sparkkpl.kinesis.KinesisRecord;
 
 /** A task attempt's dead-letter file on a local Hadoop file system. */
 public class DeadLetterFileTest {

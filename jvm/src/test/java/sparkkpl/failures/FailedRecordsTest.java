@@ -12,8 +12,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
-import sparkkpl.producer.FailedRecord;
-import sparkkpl.producer.KinesisRecord;
+import sparkkpl.kinesis.KinesisRecord;
 
 /** A task's undelivered records: the task fails naming the first, or each is counted and dead-lettered. */
 public class FailedRecordsTest {

@@ -16,6 +16,9 @@ import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.IKinesisProducer;
+import sparkkpl.kinesis.FakeLister;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.natives.DaemonFolder;
 
 /** The producer's own bookkeeping around a KPL that misbehaves as the real one can. */
@@ -24,6 +27,17 @@ public class SharedProducerTest {
 
     @Rule
     public final TemporaryFolder tmp = new TemporaryFolder();
+    private final FakeLister lister = new FakeLister(System::nanoTime);
+
+    /** The producer owns its shard maps: their lister (an HTTP client, maybe an STS one) goes with it. */
+    @Test
+    public void closingTheProducerClosesItsShardMapsLister() {
+        SharedProducer producer = producer(() -> {
+            throw new AssertionError("nothing is added");
+        }, () -> { });
+        producer.close();
+        assertTrue(lister.closed);
+    }
 
     /** An Error inside addUserRecord (out of memory, a linkage error) must not keep the record's room for ever. */
     @Test
@@ -68,9 +82,12 @@ public class SharedProducerTest {
                 if (method.getName().equals("addUserRecord")) {
                     return addUserRecord.get();
                 }
+                if (method.getName().equals("destroy")) {
+                    return null;
+                }
                 throw new UnsupportedOperationException(method.getName());
             });
         return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath(), "nativeDir"), keepDaemonInPlace, Map.of(),
-            100, 1_000, 30_000, 1_000, 1_000);
+            new ShardMaps(lister, System::nanoTime), 100, 1_000, 30_000, 1_000, 1_000);
     }
 }

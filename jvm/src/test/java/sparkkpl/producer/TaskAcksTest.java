@@ -19,6 +19,8 @@ import software.amazon.kinesis.producer.FutureTimedOutException;
 import software.amazon.kinesis.producer.KinesisProducerException;
 import software.amazon.kinesis.producer.UserRecordFailedException;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.failures.FailedRecord;
+import sparkkpl.kinesis.KinesisRecord;
 
 /** One task's acknowledgements, fed with the futures the KPL would complete. */
 public class TaskAcksTest {
@@ -158,6 +160,11 @@ public class TaskAcksTest {
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
         assertTrue(failed.getMessage(), failed.getMessage().contains(
             "the KPL gave no answer for a record of stream 's' within 200 ms"));
+        // The timer fails the task first and cancels the KPL's future right after, on its own thread.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (roomGivenBack.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         assertEquals(1, roomGivenBack.get());
     }
 

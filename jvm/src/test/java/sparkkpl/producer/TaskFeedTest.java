@@ -15,6 +15,7 @@ import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * The room a task's records hold under the queue limit, through a real KPL whose endpoint never

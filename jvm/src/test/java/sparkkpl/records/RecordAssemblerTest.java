@@ -17,9 +17,9 @@ import org.junit.Test;
 import sparkkpl.config.Format;
 import sparkkpl.config.TestConfigs;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.RowRejected;
-import sparkkpl.producer.FailedRecord;
-import sparkkpl.producer.KinesisRecord;
+import sparkkpl.kinesis.KinesisRecord;
 
 /** A row (data, partitionKey, explicitHashKey, streamName) made into its record, or rejected naming the column. */
 public class RecordAssemblerTest {

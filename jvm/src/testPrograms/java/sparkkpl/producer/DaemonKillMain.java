@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * Two holders of one shared producer add records continuously; its daemon is killed with SIGKILL

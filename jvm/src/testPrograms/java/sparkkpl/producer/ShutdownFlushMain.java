@@ -3,6 +3,7 @@ package sparkkpl.producer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * Adds records through the JVM's shared producer and returns from main without waiting for them,

@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -23,18 +23,18 @@ public final class HashKeys {
     }
 
     /** As {@link #effective(String, String)}, for a partition key already encoded to UTF-8. */
-    static HashKey effective(byte[] partitionKeyUtf8, String explicitHashKey) {
+    public static HashKey effective(byte[] partitionKeyUtf8, String explicitHashKey) {
         if (explicitHashKey != null) {
             return HashKey.of(new BigInteger(explicitHashKey.trim()));
         }
         return HashKey.ofDigest(md5(partitionKeyUtf8));
     }
 
-    static byte[] md5(byte[] bytes) {
+    public static byte[] md5(byte[] bytes) {
         return MD5.get().digest(bytes);
     }
 
-    static byte[] md5(byte[] bytes, int offset, int length) {
+    public static byte[] md5(byte[] bytes, int offset, int length) {
         MessageDigest md5 = MD5.get();
         md5.update(bytes, offset, length);
         return md5.digest();

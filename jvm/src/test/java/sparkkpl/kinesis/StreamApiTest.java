@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -34,9 +34,8 @@ public class StreamApiTest {
         sdk.addAppender(collect);
         sdk.setLevel(Level.WARN);
         try {
-            // The JVM's one client for this configuration: each endpoint here is one configuration of its own.
-            StreamApi.shared(TestConfigs.producer("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
-                "awsAccessKeyId", "id", "awsSecretAccessKey", "secret"));
+            StreamApi.open(TestConfigs.producer("KinesisEndpoint", endpoint, "VerifyCertificate", "false",
+                "awsAccessKeyId", "id", "awsSecretAccessKey", "secret")).close();
         } finally {
             sdk.removeAppender(collect);
             sdk.setLevel(before);

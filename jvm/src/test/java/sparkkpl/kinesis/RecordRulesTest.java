@@ -1,4 +1,4 @@
-package sparkkpl.producer;
+package sparkkpl.kinesis;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;

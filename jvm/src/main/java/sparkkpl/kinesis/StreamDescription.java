@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.io.Serializable;
 

@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -90,6 +90,11 @@ public final class ShardMap {
     /** Nanoseconds since its listing began. */
     public long ageNanos() {
         return System.nanoTime() - listedAtNanos;
+    }
+
+    /** {@link System#nanoTime} (or the clock of the maps that listed it) when its listing began. */
+    public long listedAtNanos() {
+        return listedAtNanos;
     }
 
     /** The shard whose range holds the key, or null when no open shard does (a map taken mid-reshard). */

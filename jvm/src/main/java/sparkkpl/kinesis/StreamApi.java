@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.http.conn.ssl.NoopHostnameVerifier;
@@ -57,11 +56,12 @@ import sparkkpl.config.ProducerSpec;
  * speaks CBOR, which can only be switched off for the whole JVM and which the daemon's endpoints need
  * not speak (docs/aggregation.md).
  *
- * <p>One per JVM and producer configuration ({@link #shared}), kept open: a streaming query's driver
- * checks its stream at every micro-batch's commit, and a client per call would pay a new connection
- * (TCP and TLS handshakes, each a round trip to Kinesis) and, with a role, an STS call every time.
+ * <p>Kept open while used: each producer owns one for its shard maps, and the driver's calls share one per
+ * producer spec ({@code ProducerRegistry.withStreamApi}), since a streaming query's driver checks its
+ * stream at every micro-batch's commit, and a client per call would pay a new connection (TCP and TLS
+ * handshakes, each a round trip to Kinesis) and, with a role, an STS call every time.
  */
-public final class StreamApi {
+public final class StreamApi implements ShardMaps.Lister {
     private static final String TARGET_PREFIX = "Kinesis_20131202.";
     private static final String JSON_1_1 = "application/x-amz-json-1.1";
     private static final int PAGE_SIZE = 1000;
@@ -75,7 +75,6 @@ public final class StreamApi {
     private static final long FIRST_BACKOFF_MS = 100;
     private static final long MAX_BACKOFF_MS = 5_000;
     private static final long MAX_RETRY_MS = 300_000;
-    private static final Map<ProducerSpec, StreamApi> SHARED = new ConcurrentHashMap<>();
 
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
@@ -89,23 +88,28 @@ public final class StreamApi {
     private final long retryForNanos;
 
     /**
-     * The JVM's client for this spec's endpoint and credentials, made on first use.
+     * A client for this spec's endpoint and credentials.
      *
      * @throws Credentials.Unavailable when the spec's credentials give none
      */
-    public static StreamApi shared(ProducerSpec spec) {
-        return SHARED.computeIfAbsent(spec, StreamApi::new);
+    public static StreamApi open(ProducerSpec spec) {
+        KinesisProducerConfiguration kpl = spec.kplConfiguration();
+        String region = AwsRegion.of(kpl);
+        return new StreamApi(kpl, region, Credentials.resolved(spec.credentials(), region));
     }
 
-    private StreamApi(ProducerSpec spec) {
-        KinesisProducerConfiguration kpl = spec.kplConfiguration();
-        this.region = AwsRegion.of(kpl);
+    /**
+     * A client for the endpoint, proxy and timeouts of {@code kpl}, in {@code region}, signing with
+     * {@code credentials} (a producer's, so that both resolve and refresh them once).
+     */
+    public StreamApi(KinesisProducerConfiguration kpl, String region, AwsCredentialsProvider credentials) {
+        this.region = region;
         String host = kpl.getKinesisEndpoint().isEmpty()
             ? "kinesis." + region + (region.startsWith("cn-") ? ".amazonaws.com.cn" : ".amazonaws.com")
             : kpl.getKinesisEndpoint();
         this.endpoint = URI.create("https://" + host + ":" + kpl.getKinesisPort());
         this.retryForNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(kpl.getRecordTtl(), MAX_RETRY_MS));
-        this.credentials = Credentials.resolved(spec.credentials(), region);
+        this.credentials = credentials;
         ApacheHttpClient.Builder client = ApacheHttpClient.builder()
             .connectionTimeout(Duration.ofMillis(kpl.getConnectTimeout()))
             .socketTimeout(Duration.ofMillis(kpl.getRequestTimeout()));
@@ -124,6 +128,12 @@ public final class StreamApi {
         this.http = client.buildWithDefaults(AttributeMap.builder()
             .put(SdkHttpConfigurationOption.TRUST_ALL_CERTIFICATES, !kpl.isVerifyCertificate())
             .build());
+    }
+
+    /** Closes its connections. */
+    @Override
+    public void close() {
+        http.close();
     }
 
     /** Whether {@code host} is this machine's loopback interface; a name is looked up, and one not found is not. */
@@ -153,6 +163,7 @@ public final class StreamApi {
      * @throws IOException naming the stream and Kinesis's error, once retries are spent (a stream
      *     created again since {@code created} is not found)
      */
+    @Override
     public ShardMap listShards(String stream, String created) throws IOException {
         long listedAt = System.nanoTime();
         List<ShardMap.Shard> shards = new ArrayList<>();
@@ -196,6 +207,7 @@ public final class StreamApi {
      *
      * @throws IOException naming the stream and Kinesis's error, once retries are spent
      */
+    @Override
     public StreamDescription describe(String stream) throws IOException {
         JsonWriter json = JsonWriter.create();
         json.writeStartObject().writeFieldName("StreamName").writeValue(stream).writeEndObject();
@@ -333,7 +345,7 @@ public final class StreamApi {
     }
 
     /** Sleeps, an interrupt kept and turned into an IOException saying what was waited for. */
-    static void pause(long ms, String doing) throws IOException {
+    public static void pause(long ms, String doing) throws IOException {
         try {
             TimeUnit.MILLISECONDS.sleep(ms);
         } catch (InterruptedException e) {

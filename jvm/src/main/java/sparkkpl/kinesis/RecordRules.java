@@ -1,4 +1,4 @@
-package sparkkpl.producer;
+package sparkkpl.kinesis;
 
 import java.math.BigInteger;
 

@@ -1,4 +1,6 @@
-package sparkkpl.producer;
+package sparkkpl.failures;
+
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * A record that will not reach Kinesis: finally failed by the KPL, or refused before it was sent.

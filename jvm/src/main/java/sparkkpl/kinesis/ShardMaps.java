@@ -1,4 +1,4 @@
-package sparkkpl.aggregation;
+package sparkkpl.kinesis;
 
 import java.io.IOException;
 import java.util.Map;
@@ -7,11 +7,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import sparkkpl.config.ProducerSpec;
+import java.util.function.LongSupplier;
 
 /**
- * The shard maps of an executor JVM, one per stream and producer configuration (the endpoint and
- * credentials are part of it), shared by the JVM's tasks.
+ * One producer's shard maps, one per stream, shared by the tasks of its JVM that use the producer
+ * (so of the same endpoint and credentials); the producer's pool entry owns them, and closes their
+ * lister with the producer.
  *
  * <p>A map is fit to build aggregates on while it is of the stream's incarnation the driver described
  * for the write (its creation time) and younger than {@link #MAX_AGE_NANOS}; otherwise, or when a
@@ -32,9 +33,18 @@ public final class ShardMaps {
      * daemon trusts its own (DescribeStreamSummaryIntervalMs), so the sink adds one call per JVM,
      * stream and 5 minutes to Kinesis's 20 a second per account, as the daemon does.
      */
-    static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
+    public static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
 
-    private record Key(ProducerSpec producer, String stream) {}
+    /** What the maps ask Kinesis: {@link StreamApi}, or a fake in tests. */
+    public interface Lister extends AutoCloseable {
+        /** The open shards of the stream, of the incarnation created at {@code created} (null: any). */
+        ShardMap listShards(String stream, String created) throws IOException;
+
+        StreamDescription describe(String stream) throws IOException;
+
+        @Override
+        void close();
+    }
 
     /** One stream's latest map and the listing under way, if any. */
     private static final class Slot {
@@ -48,9 +58,15 @@ public final class ShardMaps {
         long describedAt;
     }
 
-    private static final Map<Key, Slot> SLOTS = new ConcurrentHashMap<>();
+    private final Lister lister;
+    /** A monotonic clock in nanoseconds, as {@link System#nanoTime}, which the listings' times come from. */
+    private final LongSupplier nanoClock;
+    private final Map<String, Slot> slots = new ConcurrentHashMap<>();
 
-    private ShardMaps() {}
+    public ShardMaps(Lister lister, LongSupplier nanoClock) {
+        this.lister = lister;
+        this.nanoClock = nanoClock;
+    }
 
     /**
      * A map of the stream fit to build aggregates on now: of the incarnation created at {@code created}
@@ -59,43 +75,44 @@ public final class ShardMaps {
      * @throws IOException when ListShards fails, naming the stream (a stream created again since
      *     {@code created} is not found)
      */
-    public static ShardMap current(ProducerSpec spec, String stream, String created) throws IOException {
-        Slot slot = slot(spec, stream);
+    public ShardMap current(String stream, String created) throws IOException {
+        Slot slot = slot(stream);
         ShardMap latest;
         synchronized (slot) {
             latest = slot.latest;
         }
-        return latest != null && fits(latest, created) ? latest : listedAfter(spec, stream, created, latest);
+        return latest != null && fits(latest, created) ? latest : listedAfter(stream, created, latest);
     }
 
     /**
      * A map of the stream listed after {@code seen} was (null: any fit one): another task's, if it listed
      * the stream since, else the result of one listing shared by every task asking meanwhile.
      */
-    public static ShardMap listedAfter(ProducerSpec spec, String stream, String created, ShardMap seen)
-            throws IOException {
-        Slot slot = slot(spec, stream);
-        long seenAt = seen == null ? Long.MIN_VALUE : System.nanoTime() - seen.ageNanos();
+    public ShardMap listedAfter(String stream, String created, ShardMap seen) throws IOException {
+        Slot slot = slot(stream);
         CompletableFuture<ShardMap> listing;
         boolean mine = false;
         synchronized (slot) {
             ShardMap latest = slot.latest;
             if (latest != null && latest != seen && fits(latest, created)
-                    && (seen == null || latest.ageNanos() < seen.ageNanos())) {
+                    && (seen == null || latest.listedAtNanos() - seen.listedAtNanos() > 0)) {
                 return latest;
             }
-            if (slot.listing != null && Objects.equals(slot.listingFor, created) && slot.listingStarted - seenAt >= 0) {
+            // A listing under way serves a task that has no map yet, or whose map it started after. (Clock
+            // values are compared by difference: nanoTime may be negative, and MIN_VALUE would overflow.)
+            boolean newerThanSeen = seen == null || slot.listingStarted - seen.listedAtNanos() >= 0;
+            if (slot.listing != null && Objects.equals(slot.listingFor, created) && newerThanSeen) {
                 listing = slot.listing;
             } else {
                 listing = new CompletableFuture<>();
                 slot.listing = listing;
                 slot.listingFor = created;
-                slot.listingStarted = System.nanoTime();
+                slot.listingStarted = nanoClock.getAsLong();
                 mine = true;
             }
         }
         if (mine) {
-            list(spec, stream, created, slot, listing);
+            list(stream, created, slot, listing);
         }
         return await(listing, stream);
     }
@@ -108,21 +125,20 @@ public final class ShardMaps {
      *
      * @throws IOException when the call fails, naming the stream
      */
-    public static StreamDescription describedForRows(ProducerSpec spec, String stream) throws IOException {
-        Slot slot = slot(spec, stream);
+    public StreamDescription describedForRows(String stream) throws IOException {
+        Slot slot = slot(stream);
         synchronized (slot.describing) {
-            if (slot.description == null || System.nanoTime() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
-                slot.description = StreamApi.shared(spec).describe(stream);
-                slot.describedAt = System.nanoTime();
+            if (slot.description == null || nanoClock.getAsLong() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
+                slot.description = lister.describe(stream);
+                slot.describedAt = nanoClock.getAsLong();
             }
             return slot.description;
         }
     }
 
-    private static void list(ProducerSpec spec, String stream, String created, Slot slot,
-                             CompletableFuture<ShardMap> listing) {
+    private void list(String stream, String created, Slot slot, CompletableFuture<ShardMap> listing) {
         try {
-            ShardMap listed = StreamApi.shared(spec).listShards(stream, created);
+            ShardMap listed = lister.listShards(stream, created);
             synchronized (slot) {
                 slot.latest = listed;
             }
@@ -152,11 +168,17 @@ public final class ShardMaps {
         }
     }
 
-    private static boolean fits(ShardMap map, String created) {
-        return !map.retired() && Objects.equals(map.created(), created) && map.ageNanos() < MAX_AGE_NANOS;
+    private boolean fits(ShardMap map, String created) {
+        return !map.retired() && Objects.equals(map.created(), created)
+            && nanoClock.getAsLong() - map.listedAtNanos() < MAX_AGE_NANOS;
     }
 
-    private static Slot slot(ProducerSpec spec, String stream) {
-        return SLOTS.computeIfAbsent(new Key(spec, stream), key -> new Slot());
+    private Slot slot(String stream) {
+        return slots.computeIfAbsent(stream, name -> new Slot());
+    }
+
+    /** Closes the lister: its producer closed. */
+    public void close() {
+        lister.close();
     }
 }

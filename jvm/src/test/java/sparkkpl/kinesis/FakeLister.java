@@ -1,0 +1,49 @@
+package sparkkpl.kinesis;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/** Kinesis as {@link ShardMaps} asks it, on a given clock: one shard per stream, each listing counted. */
+public final class FakeLister implements ShardMaps.Lister {
+    private final LongSupplier nanoClock;
+    public final AtomicInteger listings = new AtomicInteger();
+    public final AtomicInteger descriptions = new AtomicInteger();
+    public volatile boolean closed;
+    /** Counted down when a listing starts; a listing waits for {@link #release} before it answers. */
+    public volatile CountDownLatch started = new CountDownLatch(0);
+    public volatile CountDownLatch release = new CountDownLatch(0);
+
+    public FakeLister(LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
+    }
+
+    @Override
+    public ShardMap listShards(String stream, String created) throws IOException {
+        long listedAt = nanoClock.getAsLong();
+        listings.incrementAndGet();
+        started.countDown();
+        try {
+            release.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        return new ShardMap(List.of(new ShardMap.Shard("shardId-0", BigInteger.ZERO,
+            BigInteger.TWO.pow(128).subtract(BigInteger.ONE))), created, listedAt);
+    }
+
+    @Override
+    public StreamDescription describe(String stream) {
+        descriptions.incrementAndGet();
+        return new StreamDescription(stream, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}
