@@ -106,16 +106,12 @@ def as_dict(progress: Any) -> Dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> int:
-    from pyspark.sql import SparkSession
-
-    import spark_kpl
+    from spark_kpl_testing.session import spark_session
 
     options = json.loads(args.options)
-    builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("bench-streaming-latency"))
-    spark = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.streaming.numRecentProgressUpdates", "1000")
-             .config("spark.driver.memory", args.heap).getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("bench-streaming-latency", heap=args.heap,
+                          conf={"spark.sql.shuffle.partitions": "2",
+                                "spark.sql.streaming.numRecentProgressUpdates": "1000"})
     if args.sink_log:  # the sink's own timings per micro-batch and task (driver and tasks share this JVM)
         jvm = spark.sparkContext._jvm
         assert jvm is not None  # a local session's gateway

@@ -189,22 +189,16 @@ def aiokpl_partition(endpoint_url: str, stream: str, keys: Dict[str, str], lift_
 
 
 def child(args: argparse.Namespace) -> int:
-    from pyspark.sql import SparkSession
-
     import spark_kpl
+    from spark_kpl_testing.session import spark_session
 
     options = json.loads(args.options)
     endpoint_url = options.pop("_endpoint_url", None)
     lift_limits = options.pop("_lift_limits", True)
-    builder = spark_kpl.configure(SparkSession.builder.master(args.master).appName(f"bench-{args.producer}"))
-    builder = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.driver.memory", args.heap))
-    for key, value in json.loads(args.conf).items():
-        builder = builder.config(key, value)
+    conf = {"spark.sql.shuffle.partitions": "2", **json.loads(args.conf)}
     if args.fixed_heap:  # spark-submit refuses -Xmx here; spark.driver.memory gives it
-        builder = builder.config("spark.driver.extraJavaOptions", " ".join(fixed_heap_flags(args.heap)))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+        conf["spark.driver.extraJavaOptions"] = " ".join(fixed_heap_flags(args.heap))
+    spark = spark_session(f"bench-{args.producer}", args.master, heap=args.heap, conf=conf)
     try:
         if args.producer == "coldstart":
             small = records_df(spark, args.records, args.size, args.partitions)

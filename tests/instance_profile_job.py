@@ -135,14 +135,13 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_iden
         os.environ.clear()
         os.environ.update(env)
         from pyspark import SparkContext
-        from pyspark.sql import SparkSession
 
         import spark_kpl
+        from spark_kpl_testing.session import spark_session
 
-        spark = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("instance-profile")) \
-            .config("spark.ui.enabled", "false").config("spark.driver.host", LOOPBACK) \
-            .config("spark.driver.bindAddress", LOOPBACK).config("spark.kpl.producerIdleTimeoutMs", "2000") \
-            .getOrCreate()
+        spark = spark_session("instance-profile", log_level=None, loopback=False,
+                              conf={"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK,
+                                    "spark.kpl.producerIdleTimeoutMs": "2000"})
         options = {key: value for key, value in kinesis.kpl_options().items() if key != "Region"}
         started = time.monotonic()
         try:
