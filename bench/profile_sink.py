@@ -106,8 +106,8 @@ def main() -> int:
     import spark_kpl
     from spark_kpl_testing.endpoint import KinesisEndpoint
     from spark_kpl_testing.session import spark_session
-
-    from throughput import KPL_TUNING, records_df
+    from spark_kpl_testing.throughput.settings import KPL_TUNING
+    from spark_kpl_testing.throughput.workload import records_df
 
     with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
         spark = spark_session("spark-kpl-profile", log_level=None)

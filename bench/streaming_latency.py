@@ -32,19 +32,14 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.throughput.child import await_go
+from spark_kpl_testing.throughput.child_process import run_process
+from spark_kpl_testing.throughput.report import save_report
+from spark_kpl_testing.throughput.settings import JAR, ROOT, SHARDS
+from spark_kpl_testing.throughput.study import exit_on_sigterm, machine, sha256_of, snapshot_jar
 
-from throughput import (
-    JAR,
-    ROOT,
-    SHARDS,
-    _sha256,
-    await_go,
-    exit_on_sigterm,
-    machine,
-    run_process,
-    save_report,
-    snapshot_jar,
-)
+apply_loopback_env()  # before any JVM or KPL daemon starts
 
 STREAM = "bench-streaming"
 RECORD_BYTES = 100
@@ -266,7 +261,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     jar = snapshot_jar(work, JAR)  # others may rebuild build/libs meanwhile
     os.environ["SPARK_KPL_JAR"] = str(jar)
     report["machine"] = machine(jar)
-    report["jar_sha256"] = _sha256(jar)
+    report["jar_sha256"] = sha256_of(jar)
     log = out / "streaming-latency.log"
     log.write_text("")
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
