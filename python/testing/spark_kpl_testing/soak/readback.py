@@ -50,9 +50,6 @@ def read_back(endpoint: KinesisEndpoint, batches: int, rows: int) -> Delivery:
     return delivery
 
 
-# -- the end -------------------------------------------------------------------------------------
-
-
 @dataclass
 class Leftovers:
     daemons: List[int]

@@ -1,5 +1,5 @@
-"""A producer's child process: one JVM (or a plain Python loop) making the warm-up and timed runs the
-orchestrator paces, one JSON line per run."""
+"""A producer's child process: a Spark session (boto3 and aiokpl write from its foreachPartition)
+making the warm-up and timed runs the orchestrator paces, one JSON line per run."""
 
 from __future__ import annotations
 
