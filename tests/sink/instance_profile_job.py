@@ -2,7 +2,7 @@
 role credentials from the instance's metadata (the harness's emulator); or, as on EKS, the
 credentials from a web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) that the harness's STS
 exchanges for a role's. Runs as its own process in a
-network namespace with loopback alone (``unshare -n``), started by tests/test_instance_profile.py,
+network namespace with loopback alone (``unshare -n``), started by tests/sink/test_instance_profile.py,
 so that nothing can reach the real metadata address whatever a component ignores. Prints one line,
 ``RESULT <json>``.
 
@@ -72,7 +72,7 @@ def paced_rows(spark, count: int, pause: float):
 
 def eks_recipe() -> tuple:
     """docs/aws.md's EKS job and its shell command, as written there."""
-    section = (Path(__file__).resolve().parents[1] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
     section = section.split("\n## ", 1)[0]
     (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
     (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
