@@ -31,8 +31,12 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.throughput.report import save_report
+from spark_kpl_testing.throughput.settings import KPL_TUNING
+from spark_kpl_testing.throughput.study import sink_in_fresh_jvm, study_main, study_start
 
-from throughput import KPL_TUNING, save_report, sink_in_fresh_jvm, study_main, study_start
+apply_loopback_env()  # before any JVM or KPL daemon starts
 
 RECORD_BYTES = 100
 #: local mode; the issue's shape (two executors of one core); and one executor of two cores, which tells

@@ -50,19 +50,13 @@ MODES: Dict[str, Dict[str, str]] = {
 
 
 def child(spec: Dict[str, Any]) -> int:
-    from spark_kpl_testing.env import apply_loopback_env
-
-    apply_loopback_env()
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     import spark_kpl
+    from spark_kpl_testing.session import spark_session
 
-    builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("spark-kpl-bench-memory"))
-    for key, value in {"spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
-                       "spark.driver.bindAddress": "127.0.0.1"}.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = spark_session("spark-kpl-bench-memory", log_level=None,
+                          conf={"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     jvm = spark.sparkContext._jvm
     assert jvm is not None  # set once the session's SparkContext runs
     count, size = spec["records"], spec["record_bytes"]

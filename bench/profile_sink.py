@@ -103,16 +103,14 @@ def main() -> int:
     os.environ["JAVA_TOOL_OPTIONS"] = (f"-XX:FlightRecorderOptions=stackdepth=256 "
                                        f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
 
-    from pyspark.sql import SparkSession
-
     import spark_kpl
     from spark_kpl_testing.endpoint import KinesisEndpoint
-
-    from throughput import KPL_TUNING, records_df
+    from spark_kpl_testing.session import spark_session
+    from spark_kpl_testing.throughput.settings import KPL_TUNING
+    from spark_kpl_testing.throughput.workload import records_df
 
     with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
-        spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).config(
-            "spark.ui.enabled", "false").getOrCreate()
+        spark = spark_session("spark-kpl-profile", log_level=None)
         try:
             options = {**endpoint.kpl_options(), **KPL_TUNING}
             spark_kpl.write(records_df(spark, 1, 8, 1), "profile", partition_key="partitionKey", **options)

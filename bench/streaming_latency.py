@@ -32,19 +32,14 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.throughput.child import await_go
+from spark_kpl_testing.throughput.child_process import run_process
+from spark_kpl_testing.throughput.report import save_report
+from spark_kpl_testing.throughput.settings import JAR, ROOT, SHARDS
+from spark_kpl_testing.throughput.study import exit_on_sigterm, machine, sha256_of, snapshot_jar
 
-from throughput import (
-    JAR,
-    ROOT,
-    SHARDS,
-    _sha256,
-    await_go,
-    exit_on_sigterm,
-    machine,
-    run_process,
-    save_report,
-    snapshot_jar,
-)
+apply_loopback_env()  # before any JVM or KPL daemon starts
 
 STREAM = "bench-streaming"
 RECORD_BYTES = 100
@@ -106,16 +101,12 @@ def as_dict(progress: Any) -> Dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> int:
-    from pyspark.sql import SparkSession
-
-    import spark_kpl
+    from spark_kpl_testing.session import spark_session
 
     options = json.loads(args.options)
-    builder = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("bench-streaming-latency"))
-    spark = (builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.streaming.numRecentProgressUpdates", "1000")
-             .config("spark.driver.memory", args.heap).getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("bench-streaming-latency", heap=args.heap,
+                          conf={"spark.sql.shuffle.partitions": "2",
+                                "spark.sql.streaming.numRecentProgressUpdates": "1000"})
     if args.sink_log:  # the sink's own timings per micro-batch and task (driver and tasks share this JVM)
         jvm = spark.sparkContext._jvm
         assert jvm is not None  # a local session's gateway
@@ -270,7 +261,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     jar = snapshot_jar(work, JAR)  # others may rebuild build/libs meanwhile
     os.environ["SPARK_KPL_JAR"] = str(jar)
     report["machine"] = machine(jar)
-    report["jar_sha256"] = _sha256(jar)
+    report["jar_sha256"] = sha256_of(jar)
     log = out / "streaming-latency.log"
     log.write_text("")
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()

@@ -2,7 +2,7 @@
 # Regenerates docs/options.md and conf/spark-defaults.conf.example from the JVM option declarations, and
 # python/spark_kpl/sink_facts.json (every name the Python package hands to the JVM or reads back, the
 # record-id layout) from the JVM's own declarations.
-# tests/test_docs.py fails when the committed files differ from what this writes.
+# tests/packaging/test_docs.py fails when the committed files differ from what this writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jar=build/libs/spark-kpl-$(cat python/spark_kpl/VERSION).jar

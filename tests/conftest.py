@@ -36,6 +36,7 @@ from spark_kpl_testing.connect import ConnectServer, connect_unavailable  # noqa
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint  # noqa: E402
 from spark_kpl_testing.kinesis import LocalKinesis  # noqa: E402
 from spark_kpl_testing.processes import stop_process_tree  # noqa: E402
+from spark_kpl_testing.session import spark_session  # noqa: E402
 
 #: Producers close soon after a test's write, so no daemon outlives the test that started it.
 TEST_SPARK_CONF: Dict[str, str] = {
@@ -148,12 +149,8 @@ def driver_jvm_stopped_at_the_end() -> Iterator[None]:
 
 
 def _session(master: str, conf: Dict[str, str]):
-    from pyspark.sql import SparkSession
-
-    builder = spark_kpl.configure(SparkSession.builder.master(master).appName("spark-kpl-tests"))
-    for key, value in {**TEST_SPARK_CONF, **conf}.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+    # Spark's own log level: the jvm_log fixture reads the sink's warnings.
+    return spark_session("spark-kpl-tests", master, conf={**TEST_SPARK_CONF, **conf}, log_level=None)
 
 
 @pytest.fixture(scope="module")

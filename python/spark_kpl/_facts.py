@@ -2,8 +2,8 @@
 to the sink or reads back from it (the data source, options, config keys and choices, reports and their
 columns, metrics, the sink's columns, error tags, the daemon-placing tool), the sentence naming an
 undelivered record, and the record-id header layout. ``sink_facts.json`` is written from the JVM
-declarations by scripts/gen-docs.sh; tests/test_docs.py fails when it is stale, and
-tests/test_sink_facts.py when another module of the package spells one of its names itself. Read as
+declarations by scripts/gen-docs.sh; tests/packaging/test_docs.py fails when it is stale, and
+tests/packaging/test_sink_facts.py when another module of the package spells one of its names itself. Read as
 package data, like VERSION, so that it is found in a zip shipped with --py-files as well."""
 
 from __future__ import annotations

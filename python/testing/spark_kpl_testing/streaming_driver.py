@@ -119,13 +119,9 @@ def start_query(spark: Any, source: Path, checkpoint: Path, stream: str, options
 
 
 def _run_in_this_driver(source: Path, checkpoint: Path, stream: str, options: Dict[str, str]) -> None:
-    from pyspark.sql import SparkSession
+    from spark_kpl_testing.session import spark_session
 
-    import spark_kpl
-
-    spark = (spark_kpl.configure(SparkSession.builder.master("local[2]").appName("spark-kpl-streaming-driver"))
-             .config("spark.ui.enabled", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("spark-kpl-streaming-driver")
     jvm: Any = spark.sparkContext._jvm
     print(f"jvm {jvm.java.lang.ProcessHandle.current().pid()}", flush=True)
     start_query(spark, source, checkpoint, stream, options).awaitTermination()

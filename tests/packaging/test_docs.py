@@ -11,7 +11,7 @@ import pytest
 
 import spark_kpl
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def generated(*tool: str) -> str:

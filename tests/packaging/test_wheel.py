@@ -19,7 +19,7 @@ from spark_kpl_testing.delivery import compare, numbered_expected
 
 from conftest import TEST_SPARK_CONF
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 def pinned(*names: str) -> list:
     """The versions requirements-dev.txt pins for ``names``: what the suite runs with."""

@@ -13,7 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VERSION = (REPO / "python" / "spark_kpl" / "VERSION").read_text().strip()
 
 FAKE_GRADLE = """#!/bin/sh

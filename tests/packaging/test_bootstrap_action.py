@@ -30,7 +30,7 @@ from install_main import bundled_daemon_sha256, install_main_classpath
 if sys.version_info >= (3, 11):
     import tomllib
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "bootstrap-action.sh"
 #: The node's Python: the OS's, which every user may run (the test's own lives under /root).
 OS_PYTHON = Path("/usr/bin/python3")

@@ -11,12 +11,12 @@ import pytest
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV
 from spark_kpl_testing.processes import wait_gone
+from spark_kpl_testing.session import spark_session
 
 
 @pytest.mark.uses_spark  # a cluster and a driver of this Spark line, without the fixtures
 def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     from pyspark import SparkContext
-    from pyspark.sql import SparkSession
 
     if SparkContext._active_spark_context is not None:
         pytest.skip("another SparkContext is active in this process; one driver per JVM")
@@ -52,10 +52,8 @@ def test_two_executor_jvms_and_clean_stop(monkeypatch: pytest.MonkeyPatch) -> No
     seen_executors: List[int] = []
     try:
         print(f"cluster start: {time.monotonic() - t0:.1f}s")
-        builder = SparkSession.builder.appName("spark-kpl-standalone-test")
-        for key, value in cluster.spark_conf().items():
-            builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        spark = spark_session("spark-kpl-standalone-test", cluster.master_url, conf=cluster.spark_conf(),
+                              log_level=None)
         try:
             rows = spark.sparkContext.parallelize(range(4), 4).mapPartitions(_executor_of_this_task).collect()
             seen_executors = cluster.executor_pids()

@@ -183,7 +183,7 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
 
 
 # Every failure of spark_kpl.write is one of the package's exceptions, Spark's error its __cause__
-# (tests/test_connect.py repeats these on Spark Connect).
+# (tests/sink/test_connect.py repeats these on Spark Connect).
 
 def test_credentials_the_driver_cannot_get_refuse_the_write(spark, endpoint, ep_stream):
     credentials_refused_write(spark, ep_stream, endpoint.kpl_options())

@@ -2,7 +2,7 @@
 role credentials from the instance's metadata (the harness's emulator); or, as on EKS, the
 credentials from a web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) that the harness's STS
 exchanges for a role's. Runs as its own process in a
-network namespace with loopback alone (``unshare -n``), started by tests/test_instance_profile.py,
+network namespace with loopback alone (``unshare -n``), started by tests/sink/test_instance_profile.py,
 so that nothing can reach the real metadata address whatever a component ignores. Prints one line,
 ``RESULT <json>``.
 
@@ -72,7 +72,7 @@ def paced_rows(spark, count: int, pause: float):
 
 def eks_recipe() -> tuple:
     """docs/aws.md's EKS job and its shell command, as written there."""
-    section = (Path(__file__).resolve().parents[1] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
     section = section.split("\n## ", 1)[0]
     (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
     (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
@@ -135,14 +135,13 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_iden
         os.environ.clear()
         os.environ.update(env)
         from pyspark import SparkContext
-        from pyspark.sql import SparkSession
 
         import spark_kpl
+        from spark_kpl_testing.session import spark_session
 
-        spark = spark_kpl.configure(SparkSession.builder.master("local[2]").appName("instance-profile")) \
-            .config("spark.ui.enabled", "false").config("spark.driver.host", LOOPBACK) \
-            .config("spark.driver.bindAddress", LOOPBACK).config("spark.kpl.producerIdleTimeoutMs", "2000") \
-            .getOrCreate()
+        spark = spark_session("instance-profile", log_level=None, loopback=False,
+                              conf={"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK,
+                                    "spark.kpl.producerIdleTimeoutMs": "2000"})
         options = {key: value for key, value in kinesis.kpl_options().items() if key != "Region"}
         started = time.monotonic()
         try:

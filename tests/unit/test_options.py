@@ -1,0 +1,56 @@
+"""What spark_kpl checks of a write's options and of a session builder before Spark is involved: no
+Spark, no JVM."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import pytest
+
+import spark_kpl
+from spark_kpl.writer import _java_options
+
+
+def test_options_are_stringified_as_spark_s_writer_does_and_none_is_left_out() -> None:
+    assert _java_options({"failOnError": False, "queueLimit": 1000, "RecordTtl": 30000.5, "writeName": "n",
+                          "deadLetterPath": None}) == {
+        "failOnError": "false", "queueLimit": "1000", "RecordTtl": "30000.5", "writeName": "n"}
+
+
+@pytest.mark.parametrize("value", [["a"], {"k": "v"}, b"bytes"])
+def test_an_option_of_another_type_is_refused_naming_it(value: Any) -> None:
+    with pytest.raises((TypeError, ValueError), match="queueLimit"):
+        _java_options({"queueLimit": value})
+
+
+class Builder:
+    """Records config() calls as SparkSession.builder takes them."""
+
+    def __init__(self, options: Optional[Dict[str, str]] = None) -> None:
+        self._options = dict(options or {})
+
+    def config(self, key: str, value: str) -> "Builder":
+        self._options[key] = value
+        return self
+
+
+@pytest.fixture
+def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No classic session runs in this process, and no Connect address is set."""
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+
+
+def test_configure_adds_the_jar_to_spark_jars_once(no_session: None) -> None:
+    jar = str(spark_kpl.jar_path())
+
+    assert spark_kpl.configure(Builder())._options["spark.jars"] == jar
+    assert spark_kpl.configure(Builder({"spark.jars": "other.jar"}))._options["spark.jars"] == f"other.jar,{jar}"
+    assert spark_kpl.configure(Builder({"spark.jars": jar}))._options["spark.jars"] == jar
+
+
+def test_configure_refuses_a_connect_builder_saying_where_the_jar_goes(no_session: None) -> None:
+    with pytest.raises(RuntimeError, match="the jar belongs on the server"):
+        spark_kpl.configure(Builder({"spark.remote": "sc://127.0.0.1:15002"}))
