@@ -1,6 +1,11 @@
 package sparkkpl.kinesis;
 
-/** One user record as the KPL takes it; {@code explicitHashKey} may be null. */
+/**
+ * One row made into a record, as a consumer reads it back from Kinesis: its stream, partition key,
+ * optional explicit hash key ({@code null} when none) and data. The sink's record types build on it:
+ * a task's {@code TaskRecord} is one of these with its row number; a {@code KplRecord} carries one or an
+ * aggregate of several to the KPL; a {@code FailedRecord} is one that will not arrive.
+ */
 public record KinesisRecord(String stream, String partitionKey, String explicitHashKey, byte[] data) {
     /**
      * Its size as Kinesis counts it against the record size limit: the data plus the partition

@@ -5,8 +5,9 @@ import java.util.List;
 import sparkkpl.kinesis.KinesisRecord;
 
 /**
- * One user record as handed to the KPL, and the task's records it carries: the record itself, or
- * an aggregate the sink built of several. Kinesis's answer for it is the answer for each of them.
+ * What a task hands the KPL as one of the KPL's user records, and the task's records it carries: one
+ * {@link TaskRecord} alone, or an aggregate the task built of several. Kinesis's answer for it is the
+ * answer for each of them.
  *
  * <p>While outstanding, an aggregate keeps its own bytes and its records' row numbers only, not the
  * records: they are read back from the bytes on the rare paths that need them again (a failure, a
