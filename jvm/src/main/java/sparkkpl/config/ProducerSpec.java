@@ -28,7 +28,7 @@ public final class ProducerSpec implements Serializable {
     private final long queueLimitBytes;
     /** Null for the default folder. */
     private final String nativeDir;
-    private final long idleTimeoutMs;
+    private final long producerIdleTimeoutMs;
     private final long shutdownFlushTimeoutMs;
     private final CredentialSource credentials;
     /** The options above by config key, secrets masked: derived from them, so outside equality. */
@@ -40,21 +40,21 @@ public final class ProducerSpec implements Serializable {
     private final int hash;
 
     ProducerSpec(TreeMap<String, String> kplProperties, boolean tasksAggregate, long queueLimit, long queueLimitBytes,
-                 String nativeDir, long idleTimeoutMs, long shutdownFlushTimeoutMs, CredentialSource credentials,
+                 String nativeDir, long producerIdleTimeoutMs, long shutdownFlushTimeoutMs, CredentialSource credentials,
                  Map<String, String> shownOptions) {
         this.kplProperties = new TreeMap<>(kplProperties);
         this.tasksAggregate = tasksAggregate;
         this.queueLimit = queueLimit;
         this.queueLimitBytes = queueLimitBytes;
         this.nativeDir = nativeDir;
-        this.idleTimeoutMs = idleTimeoutMs;
+        this.producerIdleTimeoutMs = producerIdleTimeoutMs;
         this.shutdownFlushTimeoutMs = shutdownFlushTimeoutMs;
         this.credentials = credentials;
         this.shownOptions = Collections.unmodifiableMap(new TreeMap<>(shownOptions));
         KinesisProducerConfiguration kpl = kplConfiguration();
         this.recordMaxBufferedTimeMs = kpl.getRecordMaxBufferedTime();
         this.recordAnswerTimeoutMs = producerConfiguration().getUserRecordTimeoutInMillis();
-        this.hash = Objects.hash(kplProperties, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, idleTimeoutMs,
+        this.hash = Objects.hash(kplProperties, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, producerIdleTimeoutMs,
             shutdownFlushTimeoutMs, credentials);
     }
 
@@ -96,8 +96,8 @@ public final class ProducerSpec implements Serializable {
         return Optional.ofNullable(nativeDir).map(Paths::get);
     }
 
-    public long idleTimeoutMs() {
-        return idleTimeoutMs;
+    public long producerIdleTimeoutMs() {
+        return producerIdleTimeoutMs;
     }
 
     public long shutdownFlushTimeoutMs() {
@@ -141,7 +141,7 @@ public final class ProducerSpec implements Serializable {
         return other instanceof ProducerSpec spec && kplProperties.equals(spec.kplProperties)
             && tasksAggregate == spec.tasksAggregate && queueLimit == spec.queueLimit
             && queueLimitBytes == spec.queueLimitBytes && Objects.equals(nativeDir, spec.nativeDir)
-            && idleTimeoutMs == spec.idleTimeoutMs && shutdownFlushTimeoutMs == spec.shutdownFlushTimeoutMs
+            && producerIdleTimeoutMs == spec.producerIdleTimeoutMs && shutdownFlushTimeoutMs == spec.shutdownFlushTimeoutMs
             && credentials.equals(spec.credentials);
     }
 

@@ -8,7 +8,7 @@ import java.util.Map;
  * the executors, which read values and parse nothing. The components documented below as optional are
  * null when the option was not given.
  *
- * @param stream optional: the default target stream (streamName)
+ * @param streamName optional: the default target stream
  * @param deadLetterPath optional: where undelivered records go with failOnError=false
  * @param defaultPartition optional: the constant partition key
  * @param partitioner optional: the rows' columns decide
@@ -21,7 +21,7 @@ import java.util.Map;
  * @param producer what the write's producers are made of
  * @param settings what the write runs with, by config key, secrets masked (logs, the Spark UI, reports)
  */
-public record WriteOptions(String stream, long ackTimeoutMs, boolean failOnError, String deadLetterPath,
+public record WriteOptions(String streamName, long ackTimeoutMs, boolean failOnError, String deadLetterPath,
                            long maxRecordBytes, NullData nullData, Partitioner partitioner, String defaultPartition,
                            RecordId recordId, String writeName, boolean allowDuplicates, Format format,
                            String checkpointLocation, String queryName, Aggregation aggregation,

@@ -36,7 +36,7 @@ final class ProducerFactory {
             throw e;
         }
         return new SharedProducer(kpl, folder, keepDaemonInPlace, producerConfig.settings(), shardMaps,
-            spec.queueLimit(), spec.queueLimitBytes(), completed.getRecordTtl(), spec.idleTimeoutMs(),
+            spec.queueLimit(), spec.queueLimitBytes(), completed.getRecordTtl(), spec.producerIdleTimeoutMs(),
             spec.shutdownFlushTimeoutMs());
     }
 }

@@ -80,7 +80,7 @@ public final class ProducerRegistry {
 
         @Override
         public long idleTimeoutMs() {
-            return spec.idleTimeoutMs();
+            return spec.producerIdleTimeoutMs();
         }
 
         @Override

@@ -37,7 +37,7 @@ public final class RecordAssembler {
         this.serializer = format.serializesRow() ? format.newSerializer(layout.payloadSchema()) : null;
         this.partitioning = partitioning;
         this.sparkPartition = sparkPartition;
-        this.defaultStream = options.stream();
+        this.defaultStream = options.streamName();
         this.maxRecordBytes = options.maxRecordBytes();
         this.streams = streams;
         StreamDescription described = defaultStream == null ? null : streams.get(defaultStream);

@@ -59,7 +59,7 @@ final class KplTable implements SupportsWrite {
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
         WriteConfig config = layout.namesStreams() ? resolved.withStreamsTheDaemonDescribes() : resolved;
         WriteOptions options = config.options();
-        if (options.stream() == null && !layout.namesStreams()) {
+        if (options.streamName() == null && !layout.namesStreams()) {
             throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
                 + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");

@@ -65,7 +65,7 @@ final class StreamLook {
      *     the write is refused before any task
      */
     private synchronized Map<String, StreamDescription> describe(WriteOptions options, boolean listsShards) {
-        Optional<String> stream = Optional.ofNullable(options.stream());
+        Optional<String> stream = Optional.ofNullable(options.streamName());
         if (stream.isEmpty()) {
             return Map.of();
         }

@@ -5,7 +5,13 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.assertThrows;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.RecordComponent;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.Test;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
@@ -26,6 +32,32 @@ public class WriteConfigTest {
         for (String part : parts) {
             assertTrue("'" + message + "' should contain '" + part + "'", message.contains(part));
         }
+    }
+
+    /**
+     * Every sink option is parsed once into a value of its own name (WriteOptions, ProducerSpec, or
+     * CredentialSource for the aws* ones), which is all executors receive: none is parsed again there,
+     * and a new option cannot be forgotten.
+     */
+    @Test
+    public void everySinkOptionBecomesAValueOfItsOwnName() {
+        Set<String> values = new HashSet<>();
+        for (Class<?> type : List.of(WriteOptions.class, ProducerSpec.class)) {
+            for (Method method : type.getDeclaredMethods()) {
+                if (method.getParameterCount() == 0) {
+                    values.add(method.getName());
+                }
+            }
+        }
+        for (RecordComponent component : CredentialSource.class.getRecordComponents()) {
+            String name = component.getName();
+            values.add("aws" + Character.toUpperCase(name.charAt(0)) + name.substring(1));
+        }
+        List<String> missing = Arrays.stream(SinkOption.values()).filter(option -> !option.isInternal())
+            .map(SinkOption::optionName).filter(name -> !values.contains(name)).toList();
+        assertEquals(List.of(), missing);
+        assertEquals(7L, resolve("queueLimit", " 7").producer().queueLimit());
+        assertEquals("s", resolve("streamName", "s").streamName());
     }
 
     @Test
