@@ -58,7 +58,8 @@ final class KplWrite implements Write {
             throw new IllegalArgumentException("Option '" + SinkOption.CHECKPOINT_LOCATION.optionName() + "' is for "
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
-        return new Batch(StreamLook.perWrite().described(plan, config));
+        StreamLook look = StreamLook.perWrite();
+        return new Batch(look, look.described(plan, config));
     }
 
     @Override
@@ -91,9 +92,11 @@ final class KplWrite implements Write {
 
     /** A batch write, with its stream described once, before its tasks. */
     private static final class Batch implements BatchWrite {
+        private final StreamLook look;
         private final WritePlan plan;
 
-        Batch(WritePlan plan) {
+        Batch(StreamLook look, WritePlan plan) {
+            this.look = look;
             this.plan = plan;
         }
 
@@ -105,7 +108,7 @@ final class KplWrite implements Write {
         /** Every task has committed, so every record they added was acknowledged by Kinesis. */
         @Override
         public void commit(WriterCommitMessage[] messages) {
-            StreamLook.confirmUnchanged(plan.options(), plan.streams());
+            look.confirmUnchanged(plan);
             WriteSummary total = WriteSummary.sum(messages);
             LOG.info("Kinesis write committed: {}", total.toMap());
             if (plan.options().resultId() != null) {

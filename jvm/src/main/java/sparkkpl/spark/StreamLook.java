@@ -125,9 +125,25 @@ final class StreamLook {
      * between fails the write, since a consumer may miss records Kinesis reported as written. A
      * check that cannot be made is logged, not failed: nothing is known to be wrong then.
      *
+     * The look is then forgotten: a query restarted from its checkpoint keeps its id, so its next
+     * micro-batch would otherwise reuse the description of the stream that is gone, and fail again.
+     *
      * @throws StreamRecreatedException naming the stream
      */
-    static void confirmUnchanged(WriteOptions options, Map<String, StreamDescription> described) {
+    void confirmUnchanged(WritePlan plan) {
+        try {
+            confirmUnchanged(plan.options(), plan.streams());
+        } catch (StreamRecreatedException e) {
+            forget();
+            throw e;
+        }
+    }
+
+    private synchronized void forget() {
+        last = null;
+    }
+
+    private static void confirmUnchanged(WriteOptions options, Map<String, StreamDescription> described) {
         if (!options.aggregatesRecords()) {
             return;
         }
