@@ -82,6 +82,23 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void theBuildersKeepAtMostTheirCapForReuseBesideWhatTheOpenAggregatesHold() {
+        long most = 0;
+        for (int round = 0; round < 12; round++) {
+            for (int stream = 0; stream < 3_000; stream++) {
+                add("s" + stream);
+                most = Math.max(most, aggregator.builderBytes());
+            }
+        }
+
+        assertTrue("the builders took " + most + " bytes", most <= ShardAggregator.MAX_BUILDER_BYTES
+            + 2 * ShardAggregator.MAX_OPEN_BYTES);
+        aggregator.sealAll(handedOn::add);
+        assertEquals(0, aggregator.builderBytes());
+        assertEquals(added, carried(handedOn));
+    }
+
+    @Test
     public void withFewTargetsAnAggregateLeavesAtTheLookAfterTheOneItWasOpenedIn() {
         add("one");
         add("two");
