@@ -7,8 +7,8 @@ untimed write, then --runs timed ones under a JFR recording (settings=profile) t
 the last. From the recording: young-GC count and pauses, the bytes evacuations copied, and the
 largest committed and used heap. Pauses and copies per write are what grows G1's heap, and with it
 the JVM's RSS, when more data lives longer at more shards. With --histograms, also three
-`jcmd GC.class_histogram` (each collects first: the live heap) in the middle of the first timed
-write, written to --out. Prints one JSON line per shard count.
+`jcmd GC.class_histogram` (each collects first: the live heap) from 1 s into the first timed write
+(make it last several seconds: --records 1000000), written to --out. Prints one JSON line per shard count.
 """
 
 from __future__ import annotations
@@ -103,10 +103,11 @@ def profile(shards: int, args: argparse.Namespace, out: Path) -> Dict[str, Any]:
 
 
 def histograms(pid: int, shards: int, out: Path) -> None:
-    time.sleep(0.3)
+    """From 1 s into the write (once a 1,000,000-row write's aggregates have filled), 0.7 s apart."""
+    time.sleep(1.0)
     for k in range(3):
         (out / f"histogram-{shards}-{k}.txt").write_text(jcmd(pid, "GC.class_histogram"))
-        time.sleep(0.3)
+        time.sleep(0.7)
 
 
 def main() -> int:
