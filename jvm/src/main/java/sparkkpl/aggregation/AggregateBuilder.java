@@ -1,13 +1,10 @@
 package sparkkpl.aggregation;
 
 import com.google.protobuf.CodedOutputStream;
-import java.io.IOException;
+import com.google.protobuf.WireFormat;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import sparkkpl.kinesis.HashKeys;
 
 /**
@@ -24,10 +21,14 @@ import sparkkpl.kinesis.HashKeys;
  * de-duplicated in the tables, and explicit hash keys are written only for records that have one:
  * the KCL computes the others from the partition key.
  *
- * <p>Written straight with protobuf's {@link CodedOutputStream} in the field order of
- * {@code messages.proto}, rather than through the generated builders the KPL jar carries: no object
- * per record, and the size is known before the bytes are written (see docs/aggregation.md for the
- * cost of each). Not thread-safe.
+ * <p>Written straight in protobuf's wire format, in the field order of {@code messages.proto}, rather
+ * than through the generated builders the KPL jar carries: the size is known before the bytes are
+ * written (see docs/aggregation.md for the cost of each). Each record is encoded into the builder's
+ * buffers as it is added, and its keys de-duplicated by an index into those buffers, so an open
+ * aggregate holds no object per record and keeps none of the caller's arrays: at thousands of
+ * shards a task keeps thousands of aggregates open for a second or more, and per-record objects
+ * that live that long fill the old generation (see bench/README.md, "Shard count"). The buffers are
+ * kept from one aggregate to the next until {@link #release}. Not thread-safe.
  */
 public final class AggregateBuilder {
     /**
@@ -46,44 +47,145 @@ public final class AggregateBuilder {
     private static final int RECORD_EXPLICIT_HASH_KEY_INDEX = 2;
     private static final int RECORD_DATA = 3;
 
-    private record Entry(int partitionKeyIndex, int explicitHashKeyIndex, byte[] data, int bodyBytes) {}
+    /** Protobuf bytes being written: grown by doubling, kept for the next aggregate. */
+    private static final class Buffer {
+        private static final byte[] NONE = {};
+        byte[] bytes = NONE;
+        int length;
+
+        /** Room for {@code more} bytes; doubling stops at {@code limit} unless one record needs more. */
+        void reserve(int more, int limit) {
+            int needed = length + more;
+            if (needed > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(needed, Math.min(limit, Math.max(256, 2 * bytes.length))));
+            }
+        }
+
+        /** A length-delimited field's tag, or a varint field's (the caller reserved the room). */
+        void tag(int field, int wireType) {
+            bytes[length++] = (byte) (field << 3 | wireType);
+        }
+
+        void varint(long value) {
+            while ((value & ~0x7FL) != 0) {
+                bytes[length++] = (byte) ((value & 0x7F) | 0x80);
+                value >>>= 7;
+            }
+            bytes[length++] = (byte) value;
+        }
+
+        void raw(byte[] data) {
+            System.arraycopy(data, 0, bytes, length, data.length);
+            length += data.length;
+        }
+
+        void release() {
+            bytes = NONE;
+            length = 0;
+        }
+    }
 
     /**
-     * A key as it is written: its UTF-8 bytes, encoded once by the JDK's intrinsic (protobuf's own
-     * string encoder was the builder's largest cost). Its hash is mixed because String-style hashes
-     * of keys that differ only in their last digits crowd a few buckets of the tables' maps.
+     * One of the aggregate's key tables, encoded as it grows: each distinct key once, found again by
+     * an open-addressing index of positions in the encoded bytes, not by a map of key objects.
      */
-    private record Utf8Key(byte[] bytes, int hash) {
-        static Utf8Key of(byte[] bytes) {
-            return new Utf8Key(bytes, mix(Arrays.hashCode(bytes)));
+    private static final class KeyTable {
+        private static final int[] NONE = {};
+        final Buffer encoded = new Buffer();
+        private final int field;
+        /** Per slot: the key's index + 1, or 0 when free; at most half full. */
+        private int[] slots = NONE;
+        /** Per key: where its bytes start in {@link #encoded}, how many there are, and its hash. */
+        private int[] starts = NONE;
+        private int[] lengths = NONE;
+        private int[] hashes = NONE;
+        int count;
+
+        KeyTable(int field) {
+            this.field = field;
         }
 
-        /** MurmurHash3's 32-bit finalizer: every input bit moves about half of the output bits. */
-        private static int mix(int hash) {
-            hash ^= hash >>> 16;
-            hash *= 0x85ebca6b;
-            hash ^= hash >>> 13;
-            hash *= 0xc2b2ae35;
-            return hash ^ (hash >>> 16);
+        /** The key's index, or -1 when the table does not hold it. */
+        int indexOf(byte[] key, int hash) {
+            if (count == 0) {
+                return -1;
+            }
+            int mask = slots.length - 1;
+            for (int slot = hash & mask; slots[slot] != 0; slot = (slot + 1) & mask) {
+                int index = slots[slot] - 1;
+                int start = starts[index];
+                if (Arrays.equals(encoded.bytes, start, start + lengths[index], key, 0, key.length)) {
+                    return index;
+                }
+            }
+            return -1;
         }
 
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof Utf8Key key && Arrays.equals(bytes, key.bytes);
+        /** Adds a key {@link #indexOf} did not find; its index is the count before. */
+        void add(byte[] key, int hash, int limit) {
+            if (2 * (count + 1) > slots.length) {
+                rehash(Math.max(16, 2 * slots.length));
+            }
+            if (count == starts.length) {
+                starts = Arrays.copyOf(starts, Math.max(16, 2 * count));
+                lengths = Arrays.copyOf(lengths, starts.length);
+                hashes = Arrays.copyOf(hashes, starts.length);
+            }
+            encoded.reserve(1 + 5 + key.length, limit);
+            encoded.tag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            encoded.varint(key.length);
+            starts[count] = encoded.length;
+            lengths[count] = key.length;
+            hashes[count] = hash;
+            encoded.raw(key);
+            place(count, hash);
+            count++;
         }
 
-        @Override
-        public int hashCode() {
-            return hash;
+        private void place(int index, int hash) {
+            int mask = slots.length - 1;
+            int slot = hash & mask;
+            while (slots[slot] != 0) {
+                slot = (slot + 1) & mask;
+            }
+            slots[slot] = index + 1;
+        }
+
+        private void rehash(int size) {
+            slots = new int[size];
+            for (int index = 0; index < count; index++) {
+                place(index, hashes[index]);
+            }
+        }
+
+        void clear() {
+            if (count > 0) {
+                Arrays.fill(slots, 0);
+            }
+            count = 0;
+            encoded.length = 0;
+        }
+
+        void release() {
+            clear();
+            encoded.release();
+            slots = NONE;
+            starts = NONE;
+            lengths = NONE;
+            hashes = NONE;
+        }
+
+        int capacityBytes() {
+            return encoded.bytes.length + 4 * (slots.length + 3 * starts.length);
         }
     }
 
     private final int maxBytes;
-    private final Map<Utf8Key, Integer> partitionKeys = new HashMap<>();
-    private final List<byte[]> partitionKeyTable = new ArrayList<>();
-    private final Map<Utf8Key, Integer> explicitHashKeys = new HashMap<>();
-    private final List<byte[]> explicitHashKeyTable = new ArrayList<>();
-    private final List<Entry> entries = new ArrayList<>();
+    private final KeyTable partitionKeys = new KeyTable(PARTITION_KEY_TABLE);
+    private final KeyTable explicitHashKeys = new KeyTable(EXPLICIT_HASH_KEY_TABLE);
+    /** The records' fields, encoded. */
+    private final Buffer records = new Buffer();
+    private int count;
     /** The protobuf's size so far. */
     private int protobufBytes;
 
@@ -100,41 +202,66 @@ public final class AggregateBuilder {
      * @return whether it was added; if not, {@link #build} this aggregate and add it to the next
      */
     public boolean tryAdd(byte[] partitionKey, String explicitHashKey, byte[] data) {
-        Utf8Key pk = Utf8Key.of(partitionKey);
-        Utf8Key ehk = explicitHashKey == null ? null : Utf8Key.of(explicitHashKey.getBytes(StandardCharsets.UTF_8));
-        Integer pkIndex = partitionKeys.get(pk);
-        Integer ehkIndex = ehk == null ? null : explicitHashKeys.get(ehk);
+        int pkHash = hash(partitionKey);
+        byte[] ehk = explicitHashKey == null ? null : explicitHashKey.getBytes(StandardCharsets.UTF_8);
+        int ehkHash = ehk == null ? 0 : hash(ehk);
+        int pkIndex = partitionKeys.indexOf(partitionKey, pkHash);
+        int ehkIndex = ehk == null ? -1 : explicitHashKeys.indexOf(ehk, ehkHash);
         int added = 0;
-        if (pkIndex == null) {
-            added += CodedOutputStream.computeByteArraySize(PARTITION_KEY_TABLE, pk.bytes());
+        if (pkIndex < 0) {
+            added += CodedOutputStream.computeByteArraySize(PARTITION_KEY_TABLE, partitionKey);
         }
-        if (ehk != null && ehkIndex == null) {
-            added += CodedOutputStream.computeByteArraySize(EXPLICIT_HASH_KEY_TABLE, ehk.bytes());
+        if (ehk != null && ehkIndex < 0) {
+            added += CodedOutputStream.computeByteArraySize(EXPLICIT_HASH_KEY_TABLE, ehk);
         }
-        int newPkIndex = pkIndex != null ? pkIndex : partitionKeyTable.size();
-        int newEhkIndex = ehk == null ? -1 : ehkIndex != null ? ehkIndex : explicitHashKeyTable.size();
+        int newPkIndex = pkIndex >= 0 ? pkIndex : partitionKeys.count;
+        int newEhkIndex = ehk == null ? -1 : ehkIndex >= 0 ? ehkIndex : explicitHashKeys.count;
         int body = CodedOutputStream.computeUInt64Size(RECORD_PARTITION_KEY_INDEX, newPkIndex)
             + (newEhkIndex < 0 ? 0 : CodedOutputStream.computeUInt64Size(RECORD_EXPLICIT_HASH_KEY_INDEX, newEhkIndex))
             + CodedOutputStream.computeByteArraySize(RECORD_DATA, data);
-        added += CodedOutputStream.computeTagSize(RECORDS) + CodedOutputStream.computeUInt32SizeNoTag(body) + body;
-        if (!entries.isEmpty() && MAGIC.length + protobufBytes + added + MD5_BYTES > maxBytes) {
+        int recordBytes = CodedOutputStream.computeTagSize(RECORDS) + CodedOutputStream.computeUInt32SizeNoTag(body) + body;
+        added += recordBytes;
+        if (count > 0 && MAGIC.length + protobufBytes + added + MD5_BYTES > maxBytes) {
             return false;
         }
-        if (pkIndex == null) {
-            partitionKeys.put(pk, newPkIndex);
-            partitionKeyTable.add(pk.bytes());
+        if (pkIndex < 0) {
+            partitionKeys.add(partitionKey, pkHash, maxBytes);
         }
-        if (ehk != null && ehkIndex == null) {
-            explicitHashKeys.put(ehk, newEhkIndex);
-            explicitHashKeyTable.add(ehk.bytes());
+        if (ehk != null && ehkIndex < 0) {
+            explicitHashKeys.add(ehk, ehkHash, maxBytes);
         }
-        entries.add(new Entry(newPkIndex, newEhkIndex, data, body));
+        records.reserve(recordBytes, maxBytes);
+        records.tag(RECORDS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        records.varint(body);
+        records.tag(RECORD_PARTITION_KEY_INDEX, WireFormat.WIRETYPE_VARINT);
+        records.varint(newPkIndex);
+        if (newEhkIndex >= 0) {
+            records.tag(RECORD_EXPLICIT_HASH_KEY_INDEX, WireFormat.WIRETYPE_VARINT);
+            records.varint(newEhkIndex);
+        }
+        records.tag(RECORD_DATA, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        records.varint(data.length);
+        records.raw(data);
+        count++;
         protobufBytes += added;
         return true;
     }
 
+    /**
+     * A key's hash for the tables' index, mixed by MurmurHash3's 32-bit finalizer: keys that differ
+     * only in their last digits have String-style hashes that crowd a few slots.
+     */
+    private static int hash(byte[] key) {
+        int hash = Arrays.hashCode(key);
+        hash ^= hash >>> 16;
+        hash *= 0x85ebca6b;
+        hash ^= hash >>> 13;
+        hash *= 0xc2b2ae35;
+        return hash ^ (hash >>> 16);
+    }
+
     public boolean isEmpty() {
-        return entries.isEmpty();
+        return count == 0;
     }
 
     /** The aggregate's size as the KPL counts it: magic, protobuf, MD5. */
@@ -146,40 +273,44 @@ public final class AggregateBuilder {
     public byte[] build() {
         byte[] out = new byte[sizeBytes()];
         System.arraycopy(MAGIC, 0, out, 0, MAGIC.length);
-        CodedOutputStream protobuf = CodedOutputStream.newInstance(out, MAGIC.length, protobufBytes);
-        try {
-            // A protobuf string is length-delimited UTF-8 on the wire, exactly as these bytes are written.
-            for (byte[] key : partitionKeyTable) {
-                protobuf.writeByteArray(PARTITION_KEY_TABLE, key);
-            }
-            for (byte[] key : explicitHashKeyTable) {
-                protobuf.writeByteArray(EXPLICIT_HASH_KEY_TABLE, key);
-            }
-            for (Entry entry : entries) {
-                protobuf.writeTag(RECORDS, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
-                protobuf.writeUInt32NoTag(entry.bodyBytes());
-                protobuf.writeUInt64(RECORD_PARTITION_KEY_INDEX, entry.partitionKeyIndex());
-                if (entry.explicitHashKeyIndex() >= 0) {
-                    protobuf.writeUInt64(RECORD_EXPLICIT_HASH_KEY_INDEX, entry.explicitHashKeyIndex());
-                }
-                protobuf.writeByteArray(RECORD_DATA, entry.data());
-            }
-            protobuf.checkNoSpaceLeft();
-        } catch (IOException e) {
-            throw new IllegalStateException("the aggregate's size was miscounted", e);
+        int at = MAGIC.length;
+        for (Buffer part : List.of(partitionKeys.encoded, explicitHashKeys.encoded, records)) {
+            System.arraycopy(part.bytes, 0, out, at, part.length);
+            at += part.length;
+        }
+        if (at != MAGIC.length + protobufBytes) {
+            throw new IllegalStateException("the aggregate's size was miscounted");
         }
         System.arraycopy(HashKeys.md5(out, MAGIC.length, protobufBytes), 0, out, MAGIC.length + protobufBytes, MD5_BYTES);
         clear();
         return out;
     }
 
-    /** Drops what was added, for the next aggregate. */
+    /**
+     * Drops what was added, for the next aggregate. The buffers stay for it, unless a record too
+     * large for any aggregate grew them past the limit.
+     */
     public void clear() {
         partitionKeys.clear();
-        partitionKeyTable.clear();
         explicitHashKeys.clear();
-        explicitHashKeyTable.clear();
-        entries.clear();
+        records.length = 0;
+        if (records.bytes.length > maxBytes) {
+            records.release();
+        }
+        count = 0;
         protobufBytes = 0;
+    }
+
+    /** Clears it and gives its buffers back to the heap: the next aggregate grows new ones. */
+    public void release() {
+        clear();
+        partitionKeys.release();
+        explicitHashKeys.release();
+        records.release();
+    }
+
+    /** The heap its buffers take, filled or not. */
+    public int capacityBytes() {
+        return records.bytes.length + partitionKeys.capacityBytes() + explicitHashKeys.capacityBytes();
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.Assert.assertTrue;
 
 import com.google.protobuf.ByteString;
 import java.math.BigInteger;
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -73,6 +74,55 @@ public class AggregateBuilderTest {
 
         assertEquals(List.of("s:a:null:1", "s:b:42:2", "s:a:42:3"), read.stream().map(r -> r.stream() + ":"
             + r.partitionKey() + ":" + r.explicitHashKey() + ":" + new String(r.data(), StandardCharsets.UTF_8)).toList());
+    }
+
+    @Test
+    public void anOpenAggregateKeepsNoneOfItsRecordsArrays() throws Exception {
+        AggregateBuilder builder = new AggregateBuilder(AggregateBuilder.DEFAULT_MAX_BYTES);
+        List<WeakReference<byte[]>> given = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            byte[] key = utf8("key-" + i);
+            byte[] data = utf8("row " + i);
+            assertTrue(builder.tryAdd(key, null, data));
+            given.add(new WeakReference<>(key));
+            given.add(new WeakReference<>(data));
+        }
+        for (int i = 0; i < 20 && given.stream().anyMatch(ref -> ref.get() != null); i++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+
+        assertEquals("the records' key and data arrays the open aggregate still holds", 0,
+            given.stream().filter(ref -> ref.get() != null).count());
+        Messages.AggregatedRecord parsed = kplParse(builder.build());
+        assertEquals(100, parsed.getRecordsCount());
+        assertEquals("key-99", parsed.getPartitionKeyTable((int) parsed.getRecords(99).getPartitionKeyIndex()));
+        assertEquals(ByteString.copyFromUtf8("row 99"), parsed.getRecords(99).getData());
+    }
+
+    @Test
+    public void thousandsOfRepeatedKeysAreEachWrittenOnceAndTheNextAggregateStartsEmpty() throws Exception {
+        AggregateBuilder builder = new AggregateBuilder(1 << 20);
+        for (int i = 0; i < 5_000; i++) {
+            assertTrue(builder.tryAdd(utf8("k" + i % 1_500), i % 2 == 0 ? null : String.valueOf(i % 700), utf8("" + i)));
+        }
+        Messages.AggregatedRecord first = kplParse(builder.build());
+        builder.tryAdd(utf8("other"), null, utf8("next"));
+        Messages.AggregatedRecord next = kplParse(builder.build());
+
+        assertEquals(1_500, first.getPartitionKeyTableCount());
+        assertEquals(350, first.getExplicitHashKeyTableCount());
+        for (int i = 0; i < 5_000; i++) {
+            Messages.Record record = first.getRecords(i);
+            assertEquals("k" + i % 1_500, first.getPartitionKeyTable((int) record.getPartitionKeyIndex()));
+            if (i % 2 == 1) {
+                assertEquals(String.valueOf(i % 700), first.getExplicitHashKeyTable((int) record.getExplicitHashKeyIndex()));
+            }
+            assertEquals(ByteString.copyFromUtf8("" + i), record.getData());
+        }
+        assertEquals(List.of("other"), next.getPartitionKeyTableList());
+        assertEquals(0, next.getExplicitHashKeyTableCount());
+        assertEquals(1, next.getRecordsCount());
     }
 
     @Test

@@ -100,6 +100,23 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void theBuildersKeepAtMostTheirCapForReuseBesideWhatTheOpenAggregatesHold() {
+        long most = 0;
+        for (int stream = 0; stream < 3_000; stream++) {
+            for (int row = 0; row < 6; row++) { // five fill an aggregate of 51,200 bytes, the sixth starts the next
+                add("s" + stream);
+                most = Math.max(most, aggregator.builderBytes());
+            }
+        }
+
+        assertTrue("the builders took " + most + " bytes", most <= ShardAggregator.MAX_BUILDER_BYTES
+            + 2 * ShardAggregator.MAX_OPEN_BYTES);
+        aggregator.sealAll(handedOn::add);
+        assertEquals(0, aggregator.builderBytes());
+        assertEquals(added, carried(handedOn));
+    }
+
+    @Test
     public void withFewTargetsAnAggregateLeavesAtTheLookAfterTheOneItWasOpenedIn() {
         add("one");
         add("two");
