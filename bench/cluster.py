@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -103,6 +104,37 @@ def table(report: Dict[str, Any]) -> List[str]:
     return lines
 
 
+def timeline_table(report: Dict[str, Any]) -> List[str]:
+    """Where a write's time goes, from Spark's own record of its tasks (the child's task_timeline):
+    medians over the timed runs, in ms from the write's start."""
+    lines = ["| shards | Spark | write ms | first task launched | launches spread | ends spread | after the last "
+             "task | tasks' busy share of 2 cores |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for e in report["results"]:
+        phases = [_phases(run) for run in e.get("runs", []) if not run.get("warmup") and run.get("task_timeline")]
+        if phases:
+            median = {key: statistics.median(p[key] for p in phases) for key in phases[0]}
+            cells = [f"{median[key]:,.0f}" for key in ("write", "first_launch", "launch_spread", "end_spread",
+                                                       "after_last")]
+            lines.append(f"| {e['shards']:,} | {e['mode']} | {' | '.join(cells)} | {median['busy_share']:.2f} |")
+    return lines
+
+
+def _phases(run: Dict[str, Any]) -> Dict[str, float]:
+    """One write's phases from the tasks of its writing stage: of the stages Spark ran for it (the write,
+    then the small read of its result), the one whose tasks took the most time."""
+    by_stage: Dict[int, List[Dict[str, Any]]] = {}
+    for task in run["task_timeline"]:
+        if task["ms"] is not None:
+            by_stage.setdefault(task["stage"], []).append(task)
+    tasks = max(by_stage.values(), key=lambda stage: sum(t["ms"] for t in stage))
+    launches = [t["launched_ms"] for t in tasks]
+    ends = [t["launched_ms"] + t["ms"] for t in tasks]
+    write_ms = run["seconds"] * 1000
+    return {"write": write_ms, "first_launch": min(launches), "launch_spread": max(launches) - min(launches),
+            "end_spread": max(ends) - min(ends), "after_last": write_ms - max(ends),
+            "busy_share": sum(t["ms"] for t in tasks) / (2 * write_ms)}
+
+
 def _cpu(entry: Dict[str, Any]) -> str:
     cpu = entry.get("cpu_us_per_record", {})
     return " / ".join(f"{cpu.get(kind, 0):.2f}" for kind in ("jvm", "daemon", "endpoint"))
@@ -138,7 +170,7 @@ def main() -> int:
     parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[16, 1024])
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream and mode, after one untimed")
-    return study_main("cluster", parser, measure, table, plot)
+    return study_main("cluster", parser, measure, lambda report: table(report) + [""] + timeline_table(report), plot)
 
 
 if __name__ == "__main__":

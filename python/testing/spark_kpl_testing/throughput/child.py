@@ -9,7 +9,7 @@ import json
 import operator
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List, Set
 
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV
 from spark_kpl_testing.processes import (
@@ -130,9 +130,11 @@ def child(args: argparse.Namespace) -> int:
             wall = time.time()
             extra: Dict[str, Any] = {}
             if args.producer in SINK_AGGREGATION:
+                jobs_before = set(spark.sparkContext.statusTracker().getJobIdsForGroup())
                 result = spark_kpl.write(df, args.stream, data="data", partition_key="partitionKey", **options)
                 extra = {k: getattr(result, k) for k in ("records_written", "records_failed", "backpressure_cycles",
                                                           "blocked_ms", "peak_outstanding_records", "tasks")}
+                extra["task_timeline"] = task_timeline(spark, jobs_before, wall)
                 records = result.records_written
             elif args.producer == "noop":  # Spark's own cost of the same job: a floor for the others
                 df.write.format("noop").mode("overwrite").save()
@@ -152,6 +154,27 @@ def child(args: argparse.Namespace) -> int:
     finally:
         spark.stop()
     return 0
+
+
+def task_timeline(spark, jobs_before: Set[int], started: float) -> List[Dict[str, Any]]:
+    """Each task of the jobs Spark ran since ``jobs_before``: its executor, when it was launched (ms
+    after ``started``, a ``time.time()``), how long it took and how much of that it ran, from Spark's
+    status store (no UI needed). Beside the write's time it shows where the cores sat idle."""
+    sc = spark.sparkContext
+    tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()
+    timeline = []
+    for job in sorted(set(tracker.getJobIdsForGroup()) - jobs_before):
+        for stage in tracker.getJobInfo(job).stageIds:
+            info = tracker.getStageInfo(stage)
+            tasks = store.taskList(stage, info.currentAttemptId if info else 0, 100_000)
+            for i in range(tasks.size()):
+                task = tasks.apply(i)
+                duration, metrics = task.duration(), task.taskMetrics()
+                timeline.append({"stage": stage, "executor": task.executorId(),
+                                 "launched_ms": task.launchTime().getTime() - started * 1000,
+                                 "ms": duration.get() if duration.isDefined() else None,
+                                 "run_ms": metrics.get().executorRunTime() if metrics.isDefined() else None})
+    return timeline
 
 
 def heap_peaks(spark) -> Dict[str, Dict[str, int]]:
