@@ -45,7 +45,7 @@ def stream_name(shards: int) -> str:
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work, report, _jar, log = study_start("shards", args, out, records=args.records,
-        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING)
+        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap)
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
     try:
         options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
@@ -53,7 +53,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
                   f"{args.runs})", flush=True)
             entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options, args.heap,
-                                      log, endpoint.stats)
+                                      log, endpoint.stats, fixed_heap=args.fixed_heap)
             entry.update(workload=f"shards_{shards}", shards=shards)
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
@@ -151,6 +151,9 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
+    parser.add_argument("--fixed-heap", action="store_true",
+                        help="commit each child JVM's whole heap at start (-Xms = -Xmx, pre-touched): its RSS is "
+                             "then the heap plus native memory, without G1's sizing")
     return study_main("shards", parser, measure, table, plot)
 
 
