@@ -20,7 +20,7 @@ public final class KplDefaults {
     private static final String QUIET_LOG_LEVEL = "error";
     /** What the config example says beside the KPL's own default. */
     public static final Map<String, String> SHOWN = Map.of(
-        RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor",
+        RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor, unless rows name their streams",
         DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.USER_PARTITION_KEY.name(),
         LOG_LEVEL, QUIET_LOG_LEVEL);
 
@@ -56,7 +56,11 @@ public final class KplDefaults {
         // into PutRecords calls; but it holds the last ones of every task, at commit, for the whole
         // RecordMaxBufferedTime (100 ms; a flush sends them 80 ms later), which every streaming
         // micro-batch waited out. The tasks still seal open aggregates by age at the user's value.
-        if (tasksAggregate && !given.contains(RECORD_MAX_BUFFERED_TIME)) {
+        // Not when the daemon describes each stream itself (UNSET: rows name their streams): it sends
+        // what it collected before its description came back as if Kinesis placed it, and its own
+        // 100 ms give that one call time; 10 ms stored aggregates in the wrong shard, to be sent again.
+        boolean daemonDescribes = kpl.getRecordDistributionStrategyDefault() == RecordDistributionStrategyDefault.UNSET;
+        if (tasksAggregate && !daemonDescribes && !given.contains(RECORD_MAX_BUFFERED_TIME)) {
             kpl.setRecordMaxBufferedTime(EXECUTOR_AGGREGATES_BUFFERED_MS);
         }
         if (!given.contains(LOG_LEVEL)) {

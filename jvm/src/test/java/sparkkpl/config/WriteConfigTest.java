@@ -83,6 +83,8 @@ public class WriteConfigTest {
         assertEquals("the tasks seal open aggregates by the user's value", 100, producer().recordMaxBufferedTimeMs());
         assertEquals(250, producer("RecordMaxBufferedTime", "250").producerConfiguration().getRecordMaxBufferedTime());
         assertEquals(100, producer("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
+        assertEquals("the daemon describes the streams rows name: its own collection time", 100, TestConfigs.config()
+            .withStreamsTheDaemonDescribes().options().producer().producerConfiguration().getRecordMaxBufferedTime());
     }
 
     @Test
