@@ -25,32 +25,11 @@ from typing import Any, Dict, List
 
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.processes import descendants
 from spark_kpl_testing.throughput.settings import JAR, KPL_TUNING
 from spark_kpl_testing.throughput.study import sink_in_fresh_jvm
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
-
-
-def java_descendants(root: int) -> List[int]:
-    """The java processes under ``root``, found by walking /proc's parent links."""
-    children: Dict[int, List[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            todo.append(child)
-            try:
-                if Path(f"/proc/{child}/comm").read_text().strip() == "java":
-                    found.append(child)
-            except OSError:
-                pass
-    return found
 
 
 def jcmd(pid: int, *args: str) -> str:
@@ -84,7 +63,7 @@ def profile(shards: int, args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     recording = out / f"gc-{shards}.jfr"
 
     def before_run(run: int) -> None:  # run 0 is the untimed write
-        pid = java_descendants(os.getpid())[0]
+        pid = next(p.pid for p in descendants(os.getpid()).values() if p.command == "java")
         if run == 1:
             jcmd(pid, "JFR.start", "name=gc", "settings=profile")
             if args.histograms:

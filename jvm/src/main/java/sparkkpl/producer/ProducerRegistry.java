@@ -24,10 +24,11 @@ public final class ProducerRegistry {
     private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
     private static final ScheduledExecutorService CLOSER =
         Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
-    private static final ProducerPool<ProducerSpec, SharedProducer> POOL = new ProducerPool<>(
-        System::nanoTime, (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS));
-    private static final ProducerPool<ProducerSpec, DriverClient> DRIVER_CLIENTS = new ProducerPool<>(
-        System::nanoTime, (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS));
+    private static final ProducerPool.Scheduler CLOSING =
+        (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+    private static final ProducerPool<ProducerSpec, SharedProducer> POOL = new ProducerPool<>(System::nanoTime, CLOSING);
+    private static final ProducerPool<ProducerSpec, DriverClient> DRIVER_CLIENTS =
+        new ProducerPool<>(System::nanoTime, CLOSING);
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
