@@ -261,6 +261,44 @@ def test_children_listed_late_after_a_split_do_not_make_the_sink_send_stored_row
     assert report.exactly_once, "a KCL consumer: " + report.summary()
 
 
+def test_rows_naming_their_streams_are_stored_once_however_slow_describing_is(
+        spark, endpoint: KinesisEndpoint, name: str) -> None:
+    """A stream only rows name is described by the sink's executor JVM, never by the KPL's daemon: a
+    daemon left to describe it sends what comes before its answer as if Kinesis placed it, so with
+    DescribeStreamSummary slowed to 300 ms some aggregates were stored in the wrong shard and sent again.
+    Rows naming a keyed and an AUTO stream in one write: the keyed one's rows travel aggregated, the AUTO
+    one's one per Kinesis record, every row stored once."""
+    auto = name + "-auto"
+    endpoint.create_stream(name, shards=4)
+    endpoint.create_stream(auto, shards=4, on_demand=True)
+    endpoint.set_record_distribution(auto, "AUTO")
+    endpoint.set_faults(Faults(latency=0.3, operations=frozenset({"DescribeStreamSummary"})))
+    try:
+        rows = _rows(spark, 0, ROWS).withColumn(
+            "streamName", F.when(F.col("data").cast("int") % 4 == 0, F.lit(auto)).otherwise(F.lit(name)))
+
+        result = spark_kpl.write(rows, None, target_stream="streamName", partition_key="partitionKey",
+                                 **endpoint.kpl_options())
+
+        assert result.records_written == ROWS and result.records_failed == 0
+        expected = _expected(0, ROWS)
+        to_auto = {data: key for data, key in expected.items() if int(data) % 4 == 0}
+        to_keyed = {data: key for data, key in expected.items() if int(data) % 4 != 0}
+        keyed = endpoint.records(name)
+        stored = compare(to_keyed, ((r.data, r.partition_key) for r in keyed))
+        assert stored.exactly_once, "keyed stream, stored: " + stored.summary()
+        assert len({r.sequence_number for r in keyed}) < len(to_keyed) / 10, "sent one by one, not aggregated"
+        placed = endpoint.records(auto)
+        assert all(r.sub_sequence_number is None for r in placed), "rows aggregated for an AUTO stream"
+        stored = compare(to_auto, ((r.data, r.partition_key) for r in placed))
+        assert stored.exactly_once, "AUTO stream, stored: " + stored.summary()
+        assert _descriptions(endpoint, name) == 1 and _descriptions(endpoint, auto) == 1, \
+            "one description per stream, by the executor JVM, none by a daemon"
+    finally:
+        endpoint.set_faults(Faults())
+        endpoint.delete_stream(auto)
+
+
 def test_list_shards_throttled_is_waited_out(spark, endpoint: KinesisEndpoint, name: str) -> None:
     """Kinesis allows ListShards 1,000 times a second per stream, for every caller: two of three calls
     refused with LimitExceededException are retried with backoff, and the rows still travel aggregated."""

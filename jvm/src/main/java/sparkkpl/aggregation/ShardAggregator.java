@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamApi;
-import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
@@ -138,18 +138,13 @@ public final class ShardAggregator implements RecordGrouping {
     private final long maxRecords;
     private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
-    /** The streams the driver described for this write: which incarnation of each to list. */
-    private final Map<String, StreamDescription> described;
+    /** How each stream places records, and which incarnation of it the driver described. */
+    private final RowStreams streams;
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
-    /**
-     * Streams this task could not list (or route a key in), or that only rows name and Kinesis places
-     * records in itself (AUTO): their records travel alone.
-     */
+    /** Streams this task could not list (or route a key in): their records travel alone. */
     private final Set<String> unlisted = new HashSet<>();
-    /** Streams only rows name that this task found taking keys (not AUTO), and when it looked. */
-    private final Map<String, Long> rowStreamsChecked = new HashMap<>();
     private long openBytes;
     /** The heap the open aggregates' builders take, filled or not ({@link AggregateBuilder#capacityBytes}). */
     private long builderBytes;
@@ -162,13 +157,12 @@ public final class ShardAggregator implements RecordGrouping {
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
-     * @param described the streams the driver described, by name; a stream only rows name is listed
-     *     by name alone
+     * @param streams the task's streams; one only rows name is listed by name alone
      */
     public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
-                           boolean sinkChoosesKeys, Map<String, StreamDescription> described) {
+                           boolean sinkChoosesKeys, RowStreams streams) {
         this.shardMaps = shardMaps;
-        this.described = described;
+        this.streams = streams;
         this.maxBytes = maxBytes;
         this.maxRecords = queueLimit;
         this.maxRecordBytes = queueLimitBytes;
@@ -178,7 +172,7 @@ public final class ShardAggregator implements RecordGrouping {
     @Override
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
-        if (placesRecordsItself(record.stream())) {
+        if (unlisted.contains(record.stream()) || streams.placement(record.stream()) != RowStreams.Placement.BY_KEY) {
             ready.accept(KplRecord.alone(taskRecord));
             return;
         }
@@ -251,7 +245,7 @@ public final class ShardAggregator implements RecordGrouping {
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
-                map = shardMaps.current(record.stream(), createdOf(record.stream()));
+                map = shardMaps.current(record.stream(), streams.created(record.stream()));
                 maps.put(record.stream(), map);
             }
             ShardMap.Shard shard = map.shardFor(hashKey);
@@ -271,48 +265,9 @@ public final class ShardAggregator implements RecordGrouping {
         return null;
     }
 
-    /**
-     * Whether the stream ignores keys (AUTO) or cannot be asked, so its records go alone: for a stream
-     * only rows name, from the JVM's description of it (the driver's look covers the write's own),
-     * asked again when the JVM's is older than {@link ShardMaps#DESCRIPTION_MAX_AGE_NANOS}.
-     */
-    private boolean placesRecordsItself(String stream) {
-        if (unlisted.contains(stream)) {
-            return true;
-        }
-        if (described.containsKey(stream)) {
-            return false;
-        }
-        Long checkedAt = rowStreamsChecked.get(stream);
-        if (checkedAt != null && System.nanoTime() - checkedAt < ShardMaps.DESCRIPTION_MAX_AGE_NANOS) {
-            return false;
-        }
-        try {
-            if (shardMaps.describedForRows(stream).keysIgnored()) {
-                LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): this task sends "
-                    + "its rows one by one, not aggregated", stream);
-                unlisted.add(stream);
-                return true;
-            }
-        } catch (IOException e) {
-            LOG.warn("This task sends the records of stream '{}' one by one, not aggregated, as it could not learn "
-                + "how Kinesis places them (kinesis:DescribeStreamSummary): {}", stream, e.getMessage());
-            unlisted.add(stream);
-            return true;
-        }
-        rowStreamsChecked.put(stream, System.nanoTime());
-        return false;
-    }
-
-    /** The creation time the driver described the stream with, or null for a stream only rows name. */
-    private String createdOf(String stream) {
-        StreamDescription description = described.get(stream);
-        return description == null ? null : description.created();
-    }
-
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
     private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
+        ShardMap fresh = shardMaps.listedAfter(stream, streams.created(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }

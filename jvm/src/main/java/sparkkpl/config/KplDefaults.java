@@ -20,7 +20,7 @@ public final class KplDefaults {
     private static final String QUIET_LOG_LEVEL = "error";
     /** What the config example says beside the KPL's own default. */
     public static final Map<String, String> SHOWN = Map.of(
-        RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor, unless rows name their streams",
+        RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor",
         DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.USER_PARTITION_KEY.name(),
         LOG_LEVEL, QUIET_LOG_LEVEL);
 
@@ -47,8 +47,9 @@ public final class KplDefaults {
         }
         // KPL 1.1's daemon otherwise describes each stream on its first record, once per executor, and
         // sends what arrives meanwhile as if Kinesis placed it (aggregates without their explicit hash
-        // key, stored in the wrong shard). The driver's look has the answer; an AUTO stream's write
-        // carries it as a property (WriteConfig.withoutAggregationFor), every other stream places by key.
+        // key, stored in the wrong shard). The driver's look (or, for a stream only rows name, the
+        // executor's) has the answer; an AUTO stream's producer carries it as a property
+        // (WriteConfig.withoutAggregationFor, producerForAutoStreams), every other stream places by key.
         if (!given.contains(DISTRIBUTION_DEFAULT)) {
             kpl.setRecordDistributionStrategyDefault(RecordDistributionStrategyDefault.USER_PARTITION_KEY);
         }
@@ -56,11 +57,7 @@ public final class KplDefaults {
         // into PutRecords calls; but it holds the last ones of every task, at commit, for the whole
         // RecordMaxBufferedTime (100 ms; a flush sends them 80 ms later), which every streaming
         // micro-batch waited out. The tasks still seal open aggregates by age at the user's value.
-        // Not when the daemon describes each stream itself (UNSET: rows name their streams): it sends
-        // what it collected before its description came back as if Kinesis placed it, and its own
-        // 100 ms give that one call time; 10 ms stored aggregates in the wrong shard, to be sent again.
-        boolean daemonDescribes = kpl.getRecordDistributionStrategyDefault() == RecordDistributionStrategyDefault.UNSET;
-        if (tasksAggregate && !daemonDescribes && !given.contains(RECORD_MAX_BUFFERED_TIME)) {
+        if (tasksAggregate && !given.contains(RECORD_MAX_BUFFERED_TIME)) {
             kpl.setRecordMaxBufferedTime(EXECUTOR_AGGREGATES_BUFFERED_MS);
         }
         if (!given.contains(LOG_LEVEL)) {

@@ -254,18 +254,16 @@ public final class WriteConfig {
     }
 
     /**
-     * This write's settings when rows name their streams: the driver describes the option's stream
-     * only, so KPL 1.1's daemon describes each stream itself (UNSET) unless the user said how. Told
-     * every stream places by key, it would predict shards on a stream rows name that is AUTO and send
-     * again, as "Wrong Shard", every row Kinesis placed elsewhere.
+     * The producer for rows that name a stream which places records itself (AUTO), found by the
+     * executors: one Kinesis record per row, the KPL's aggregation and shard prediction off, its daemon
+     * told the stream is AUTO ({@link #unaggregatedAuto}). Another producer than the write's, so that
+     * the write's daemon is told every other stream places by key and never describes one itself: it
+     * sends what comes before its answer as if Kinesis placed it, some aggregates to the wrong shard.
+     *
+     * @return null when the user set RecordDistributionStrategyDefault: every row goes as they said
      */
-    public WriteConfig withStreamsTheDaemonDescribes() {
-        if (givenKpl.containsKey(KPL_DISTRIBUTION_DEFAULT)) {
-            return this;
-        }
-        TreeMap<String, String> learnt = new TreeMap<>(learntKpl);
-        learnt.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.UNSET.name());
-        return new WriteConfig(sinkOptions, givenKpl, learnt);
+    public ProducerSpec producerForAutoStreams() {
+        return givenKpl.containsKey(KPL_DISTRIBUTION_DEFAULT) ? null : unaggregatedAuto().options().producer();
     }
 
     /**
@@ -289,6 +287,11 @@ public final class WriteConfig {
             throw new IllegalArgumentException(why + "KPL property '" + KPL_AGGREGATION_ENABLED + "=true' cannot be "
                 + "used with it: leave it out, and the sink sends one Kinesis record per row");
         }
+        return unaggregatedAuto();
+    }
+
+    /** These settings with one Kinesis record per row, the KPL told the streams are AUTO unless the user said. */
+    private WriteConfig unaggregatedAuto() {
         EnumMap<SinkOption, String> sink = new EnumMap<>(sinkOptions);
         sink.put(SinkOption.AGGREGATION, SinkOption.written(Aggregation.KPL));
         TreeMap<String, String> learnt = new TreeMap<>(learntKpl);

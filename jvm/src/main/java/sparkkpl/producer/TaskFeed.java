@@ -158,16 +158,22 @@ public final class TaskFeed {
     }
 
     /**
-     * Sends what the task holds, then waits until Kinesis has acknowledged or finally failed every
-     * record of the task, sending again the records of any aggregate Kinesis stored where a
-     * consumer would drop it.
+     * Sends what the task holds in each of its feeds (one per producer, sharing the task's
+     * acknowledgements), then waits until Kinesis has acknowledged or finally failed every record of
+     * the task, sending again the records of any aggregate Kinesis stored where a consumer would drop it.
      */
-    public void finish(long timeoutMs) throws IOException, InterruptedException, TimeoutException {
+    public static void finish(List<TaskFeed> feeds, long timeoutMs) throws IOException, InterruptedException,
+            TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        send();
-        while (!acks.awaitAll(producer::flush, msUntil(deadline))) {
-            resendMisplaced();
-            send();
+        for (TaskFeed feed : feeds) {
+            feed.send();
+        }
+        Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flush());
+        while (!feeds.get(0).acks.awaitAll(flushAll, msUntil(deadline))) {
+            for (TaskFeed feed : feeds) {
+                feed.resendMisplaced();
+                feed.send();
+            }
         }
     }
 

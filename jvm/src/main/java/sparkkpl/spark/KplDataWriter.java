@@ -1,7 +1,9 @@
 package sparkkpl.spark;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskKilledException;
@@ -11,11 +13,13 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.producer.ProducerRegistry;
@@ -40,7 +44,11 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final FailedRecords failures;
     private final long timeoutMs;
     /** The task's grouping of records, made on its producer's shard maps once it has one. */
-    private final Function<ShardMaps, RecordGrouping> groupingFor;
+    private final BiFunction<ShardMaps, RowStreams, RecordGrouping> groupingFor;
+    /** How the task learns each stream's placement, on its producer's shard maps. */
+    private final Function<ShardMaps, RowStreams> rowStreamsFor;
+    /** The producer of rows naming a stream that places records itself (AUTO), or null: the write's own. */
+    private final ProducerSpec autoStreamsSpec;
     private final TaskAcks acks;
     private final TaskQueueStats queueStats = new TaskQueueStats();
     /** Null off a Spark task (unit tests). */
@@ -48,10 +56,13 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
     private TaskFeed feed;
+    private RowStreams rowStreams;
+    /** Taken on the first row naming an AUTO stream, when that has a producer of its own. */
+    private SharedProducer autoStreamsProducer;
+    private TaskFeed autoStreamsFeed;
     private long rowNumber;
     private long skipped;
-    /** The stream this write's rows go to one per Kinesis record (it places records itself), or null. */
-    private final String unaggregatedStream;
+    /** Rows that went one per Kinesis record, as their stream places records itself. */
     private long unaggregated;
     private boolean committed;
     /** When the first row came, for the commit's timings (debug log). */
@@ -60,10 +71,12 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long acquireNanos;
 
     KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
-                  Function<ShardMaps, RecordGrouping> groupingFor, String unaggregatedStream) {
-        this.unaggregatedStream = unaggregatedStream;
+                  BiFunction<ShardMaps, RowStreams, RecordGrouping> groupingFor,
+                  Function<ShardMaps, RowStreams> rowStreamsFor, ProducerSpec autoStreamsSpec) {
         this.partitionId = partitionId;
         this.groupingFor = groupingFor;
+        this.rowStreamsFor = rowStreamsFor;
+        this.autoStreamsSpec = autoStreamsSpec;
         this.options = options;
         this.assembler = assembler;
         this.failures = failures;
@@ -101,22 +114,43 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             skipped++;
             return;
         }
-        if (unaggregatedStream != null && unaggregatedStream.equals(record.stream())) {
-            unaggregated++;
-        }
         if (producer == null) {
             firstRowAt = System.nanoTime();
             producer = ProducerRegistry.acquire(options.producer());
             acquireNanos = System.nanoTime() - firstRowAt;
-            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl, groupingFor.apply(producer.shardMaps()),
-                options.producer().recordMaxBufferedTimeMs());
+            rowStreams = rowStreamsFor.apply(producer.shardMaps());
+            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl,
+                groupingFor.apply(producer.shardMaps(), rowStreams), options.producer().recordMaxBufferedTimeMs());
+        }
+        TaskFeed target = feed;
+        if (rowStreams.placement(record.stream()) == RowStreams.Placement.BY_KINESIS) {
+            unaggregated++;
+            target = autoStreamsSpec == null ? feed : autoStreamsFeed();
         }
         try { // not through inFeed: its message and step would be two objects per row
             feed.resendMisplaced();
-            feed.add(record, rowNumber);
+            target.add(record, rowNumber);
         } catch (TimeoutException | InterruptedException e) {
             throw feedFailed("writing to Kinesis stream '" + record.stream() + "'", e);
         }
+    }
+
+    /**
+     * The feed of rows naming an AUTO stream: a producer of their own, whose daemon knows not to
+     * predict shards, so that the write's producer can tell its daemon every other stream places by key.
+     */
+    private TaskFeed autoStreamsFeed() {
+        if (autoStreamsFeed == null) {
+            autoStreamsProducer = ProducerRegistry.acquire(autoStreamsSpec);
+            autoStreamsFeed = new TaskFeed(autoStreamsProducer, acks, queueStats, timeoutMs, this::refusedByKpl,
+                RecordGrouping.ONE_BY_ONE, autoStreamsSpec.recordMaxBufferedTimeMs());
+        }
+        return autoStreamsFeed;
+    }
+
+    /** The task's feeds: the write's producer's, then that of rows naming an AUTO stream if any. */
+    private List<TaskFeed> feeds() {
+        return autoStreamsFeed == null ? List.of(feed) : List.of(feed, autoStreamsFeed);
     }
 
     /** A step of the task's feed, which may wait for room under the queue limit or for acknowledgements. */
@@ -168,7 +202,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private WriterCommitMessage commitTask() throws IOException {
         if (feed != null) {
             long started = System.nanoTime();
-            inFeed("waiting for Kinesis to acknowledge the task's records", () -> feed.finish(timeoutMs));
+            inFeed("waiting for Kinesis to acknowledge the task's records", () -> TaskFeed.finish(feeds(), timeoutMs));
             if (LOG.isDebugEnabled()) {
                 LOG.debug("Spark partition {}: {} records; producer in {} ms, rows in {} ms, then acknowledged {} ms after "
                     + "the commit began", partitionId, acks.added(), KplStreamingWrite.ms(acquireNanos),
@@ -202,10 +236,14 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     public void abort() throws IOException {
         try {
             if (feed != null && task != null && task.isInterrupted()) {
-                inFeed("sending the rows accepted before the task was killed", feed::send);
+                inFeed("sending the rows accepted before the task was killed", () -> {
+                    for (TaskFeed each : feeds()) {
+                        each.send();
+                    }
+                });
             } else if (feed != null) {
                 long waitMs = options.producer().shutdownFlushTimeoutMs();
-                inFeed("delivering the rows accepted before the task failed", () -> feed.finish(waitMs));
+                inFeed("delivering the rows accepted before the task failed", () -> TaskFeed.finish(feeds(), waitMs));
             }
         } finally {
             failures.abort();
@@ -214,6 +252,11 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public void close() {
+        if (autoStreamsProducer != null) {
+            autoStreamsFeed.discard();
+            ProducerRegistry.release(autoStreamsProducer);
+            autoStreamsProducer = null;
+        }
         if (producer != null) {
             feed.discard();
             ProducerRegistry.release(producer);

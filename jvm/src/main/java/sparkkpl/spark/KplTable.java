@@ -57,8 +57,7 @@ final class KplTable implements SupportsWrite {
         refuseSpeculationUnlessAllowed(resolved.options());
         PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
-        WriteConfig config = layout.namesStreams() ? resolved.withStreamsTheDaemonDescribes() : resolved;
-        WriteOptions options = config.options();
+        WriteOptions options = resolved.options();
         if (options.streamName() == null && !layout.namesStreams()) {
             throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
@@ -66,12 +65,12 @@ final class KplTable implements SupportsWrite {
         }
         // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
         WritePlan plan = new WritePlan(options, layout, format, Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout),
-            info.queryId(),
-            deadLetterLocation(options), Map.of());
+            info.queryId(), deadLetterLocation(options), Map.of(),
+            layout.namesStreams() ? resolved.producerForAutoStreams() : null);
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(plan, config);
+                return new KplWrite(plan, resolved);
             }
         };
     }

@@ -9,6 +9,7 @@ import sparkkpl.config.RecordId;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.failures.FailedRecords;
+import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.RecordGrouping;
@@ -25,14 +26,25 @@ import sparkkpl.records.RowLayout;
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
  * @param streams the streams the driver described for this write (or micro-batch), by name
+ * @param autoStreamsProducer the producer of the rows that name a stream which places records itself
+ *     (AUTO): not aggregated, its daemon told so; null where the user set the KPL's
+ *     RecordDistributionStrategyDefault, or rows name no streams
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                 String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams)
-        implements Serializable {
+                 String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
+                 ProducerSpec autoStreamsProducer) implements Serializable {
 
     /** This plan with its options fitted to the streams the driver described, and their descriptions. */
     WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described) {
-        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described);
+        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer);
+    }
+
+    /**
+     * The producer of rows naming an AUTO stream, when it is not the write's own (the write's own
+     * stream is AUTO, and the whole write goes unaggregated), else null.
+     */
+    private ProducerSpec separateAutoStreamsProducer() {
+        return autoStreamsProducer == null || autoStreamsProducer.equals(options.producer()) ? null : autoStreamsProducer;
     }
 
     /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
@@ -62,24 +74,19 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        return new KplDataWriter(partitionId, options, assembler, failures, this::recordGrouping, unaggregatedStream());
-    }
-
-    /** The described stream that places records itself, so takes this write's rows one per Kinesis record. */
-    private String unaggregatedStream() {
-        return streams.values().stream().filter(StreamDescription::keysIgnored).map(StreamDescription::stream)
-            .findFirst().orElse(null);
+        return new KplDataWriter(partitionId, options, assembler, failures, this::recordGrouping,
+            shardMaps -> new RowStreams(streams, shardMaps), separateAutoStreamsProducer());
     }
 
     /**
      * A task's grouping of records into the KPL's user records ({@link Aggregation}), on the shard maps
      * of the producer it feeds.
      */
-    private RecordGrouping recordGrouping(ShardMaps shardMaps) {
+    private RecordGrouping recordGrouping(ShardMaps shardMaps, RowStreams rowStreams) {
         ProducerSpec producer = options.producer();
         return options.aggregatesInExecutor()
             ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
-                options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
+                options.aggregateMaxBytes(), partitioning.choosesKeys(), rowStreams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

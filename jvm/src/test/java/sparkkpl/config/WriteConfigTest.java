@@ -2,6 +2,7 @@ package sparkkpl.config;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.assertThrows;
 
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.Test;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 public class WriteConfigTest {
@@ -66,8 +68,11 @@ public class WriteConfigTest {
             producer().producerConfiguration().getRecordDistributionStrategyDefault());
         assertEquals(RecordDistributionStrategyDefault.AUTO, TestConfigs.config().withoutAggregationFor("s").options()
             .producer().producerConfiguration().getRecordDistributionStrategyDefault());
-        assertEquals(RecordDistributionStrategyDefault.UNSET, TestConfigs.config().withStreamsTheDaemonDescribes()
-            .options().producer().producerConfiguration().getRecordDistributionStrategyDefault());
+        KinesisProducerConfiguration autoStreams = TestConfigs.config().producerForAutoStreams().producerConfiguration();
+        assertEquals(RecordDistributionStrategyDefault.AUTO, autoStreams.getRecordDistributionStrategyDefault());
+        assertFalse("rows naming an AUTO stream go one per Kinesis record", autoStreams.isAggregationEnabled());
+        assertNull("rows go as the user said", TestConfigs.config("RecordDistributionStrategyDefault",
+            "USER_PARTITION_KEY").producerForAutoStreams());
         assertEquals(RecordDistributionStrategyDefault.AUTO, producer("RecordDistributionStrategyDefault", "AUTO")
             .producerConfiguration().getRecordDistributionStrategyDefault());
         assertContains(errorOf("RecordDistributionStrategyDefault", "KEYS"), "KPL property 'RecordDistributionStrategyDefault'");
@@ -83,8 +88,6 @@ public class WriteConfigTest {
         assertEquals("the tasks seal open aggregates by the user's value", 100, producer().recordMaxBufferedTimeMs());
         assertEquals(250, producer("RecordMaxBufferedTime", "250").producerConfiguration().getRecordMaxBufferedTime());
         assertEquals(100, producer("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
-        assertEquals("the daemon describes the streams rows name: its own collection time", 100, TestConfigs.config()
-            .withStreamsTheDaemonDescribes().options().producer().producerConfiguration().getRecordMaxBufferedTime());
     }
 
     @Test
