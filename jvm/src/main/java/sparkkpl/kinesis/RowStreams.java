@@ -3,6 +3,7 @@ package sparkkpl.kinesis;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,15 +31,18 @@ public final class RowStreams {
 
     private final Map<String, StreamDescription> described;
     private final ShardMaps shardMaps;
+    /** A monotonic clock in nanoseconds, as {@link System#nanoTime}. */
+    private final LongSupplier nanoClock;
     private final Map<String, Answer> answers = new HashMap<>();
 
     /**
      * @param described the streams the driver described for the write, by name
      * @param shardMaps the maps of the task's producer, whose lister describes the streams rows name
      */
-    public RowStreams(Map<String, StreamDescription> described, ShardMaps shardMaps) {
+    public RowStreams(Map<String, StreamDescription> described, ShardMaps shardMaps, LongSupplier nanoClock) {
         this.described = described;
         this.shardMaps = shardMaps;
+        this.nanoClock = nanoClock;
     }
 
     public Placement placement(String stream) {
@@ -47,7 +51,7 @@ public final class RowStreams {
             return description.keysIgnored() ? Placement.BY_KINESIS : Placement.BY_KEY;
         }
         Answer answer = answers.get(stream);
-        long now = System.nanoTime();
+        long now = nanoClock.getAsLong();
         if (answer == null || now - answer.atNanos() >= ShardMaps.DESCRIPTION_MAX_AGE_NANOS) {
             answer = new Answer(asked(stream), now);
             answers.put(stream, answer);

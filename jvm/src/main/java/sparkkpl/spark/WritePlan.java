@@ -75,7 +75,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
         return new KplDataWriter(partitionId, options, assembler, failures, this::recordGrouping,
-            shardMaps -> new RowStreams(streams, shardMaps), separateAutoStreamsProducer());
+            shardMaps -> new RowStreams(streams, shardMaps, System::nanoTime), separateAutoStreamsProducer());
     }
 
     /**

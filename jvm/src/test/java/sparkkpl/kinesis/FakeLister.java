@@ -3,6 +3,8 @@ package sparkkpl.kinesis;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -13,6 +15,10 @@ public final class FakeLister implements ShardMaps.Lister {
     public final AtomicInteger listings = new AtomicInteger();
     public final AtomicInteger descriptions = new AtomicInteger();
     public volatile boolean closed;
+    /** Each stream's record distribution strategy as described (absent: none, a provisioned stream). */
+    public final Map<String, String> distributions = new ConcurrentHashMap<>();
+    /** Whether describing fails, as without kinesis:DescribeStreamSummary. */
+    public volatile boolean describingRefused;
     /** Counted down when a listing starts; a listing waits for {@link #release} before it answers. */
     public volatile CountDownLatch started = new CountDownLatch(0);
     public volatile CountDownLatch release = new CountDownLatch(0);
@@ -37,9 +43,12 @@ public final class FakeLister implements ShardMaps.Lister {
     }
 
     @Override
-    public StreamDescription describe(String stream) {
+    public StreamDescription describe(String stream) throws IOException {
         descriptions.incrementAndGet();
-        return new StreamDescription(stream, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB);
+        if (describingRefused) {
+            throw new IOException("AccessDeniedException: not authorized to perform kinesis:DescribeStreamSummary");
+        }
+        return new StreamDescription(stream, null, distributions.get(stream), StreamDescription.DEFAULT_MAX_RECORD_KIB);
     }
 
     @Override
