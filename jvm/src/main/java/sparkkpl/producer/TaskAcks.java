@@ -251,18 +251,26 @@ public final class TaskAcks {
      */
     public boolean awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        for (long pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS)) {
-            flush.run();
+        long nextFlush = System.nanoTime();
+        long pauseMs = 1;
+        while (true) {
+            // By the clock, not per wake-up: every acknowledgement wakes the task, and the daemon's flush
+            // visits every shard it has met, so a flush each time made a commit cost shards squared.
+            if (System.nanoTime() - nextFlush >= 0) {
+                flush.run();
+                nextFlush = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs);
+                pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS);
+            }
             synchronized (this) {
                 if (needsTheTask()) {
                     return misplaced.isEmpty();
                 }
-                long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (leftMs <= 0) {
+                long now = System.nanoTime();
+                if (deadline - now <= 0) {
                     throw new TimeoutException((added - succeeded - failed - inDoubt) + " of this task's " + added
                         + " records were still not acknowledged by Kinesis after " + timeoutMs + " ms");
                 }
-                wait(Math.min(leftMs, pauseMs));
+                TimeUnit.NANOSECONDS.timedWait(this, Math.min(deadline, nextFlush) - now);
                 if (needsTheTask()) {
                     return misplaced.isEmpty();
                 }

@@ -46,6 +46,37 @@ public class TaskAcksTest {
         kinesis.join();
     }
 
+    /**
+     * The daemon's flush visits every shard it has met (4,096 at 4,096 shards), so a flush per
+     * acknowledgement made a commit cost shards squared: the schedule of 1, 2, 4 ... ms holds however
+     * many acknowledgements wake the task.
+     */
+    @Test
+    public void acknowledgementsDoNotAddFlushes() throws Exception {
+        int records = 2_000;
+        List<SettableFuture<UserRecordResult>> futures = new ArrayList<>();
+        for (int row = 1; row <= records; row++) {
+            futures.add(track(row));
+        }
+        AtomicInteger flushes = new AtomicInteger();
+        Thread kinesis = new Thread(() -> {
+            for (SettableFuture<UserRecordResult> future : futures) {
+                future.set(success());
+                sleepMs(future.hashCode() % 4 == 0 ? 1 : 0);
+            }
+        });
+        long started = System.nanoTime();
+        kinesis.start();
+
+        assertTrue(acks.awaitAll(flushes::incrementAndGet, 30_000));
+
+        long waitedMs = (System.nanoTime() - started) / 1_000_000;
+        long scheduled = 2 + 64 - Long.numberOfLeadingZeros(waitedMs + 1); // 1, 2, 4 ... ms, then every 500
+        assertTrue(flushes + " flushes over " + records + " acknowledgements in " + waitedMs + " ms",
+            flushes.get() <= scheduled + waitedMs / 500);
+        kinesis.join();
+    }
+
     @Test
     public void awaitAllTimesOutSayingHowManyRecordsAreStillOutstanding() {
         track(1).set(success());
