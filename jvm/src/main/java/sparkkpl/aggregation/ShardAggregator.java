@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamApi;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
@@ -138,8 +138,8 @@ public final class ShardAggregator implements RecordGrouping {
     private final long maxRecords;
     private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
-    /** How each stream places records, and which incarnation of it the driver described. */
-    private final RowStreams streams;
+    /** The streams the driver described for this write: which incarnation of each to list. */
+    private final Map<String, StreamDescription> described;
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
@@ -157,12 +157,13 @@ public final class ShardAggregator implements RecordGrouping {
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
-     * @param streams the task's streams; one only rows name is listed by name alone
+     * @param described the streams the driver described, by name; a stream only rows name is listed
+     *     by name alone. Records of a stream that does not place them by key never come here.
      */
     public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
-                           boolean sinkChoosesKeys, RowStreams streams) {
+                           boolean sinkChoosesKeys, Map<String, StreamDescription> described) {
         this.shardMaps = shardMaps;
-        this.streams = streams;
+        this.described = described;
         this.maxBytes = maxBytes;
         this.maxRecords = queueLimit;
         this.maxRecordBytes = queueLimitBytes;
@@ -172,7 +173,7 @@ public final class ShardAggregator implements RecordGrouping {
     @Override
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
-        if (unlisted.contains(record.stream()) || streams.placement(record.stream()) != RowStreams.Placement.BY_KEY) {
+        if (unlisted.contains(record.stream())) {
             ready.accept(KplRecord.alone(taskRecord));
             return;
         }
@@ -245,7 +246,7 @@ public final class ShardAggregator implements RecordGrouping {
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
-                map = shardMaps.current(record.stream(), streams.created(record.stream()));
+                map = shardMaps.current(record.stream(), createdOf(record.stream()));
                 maps.put(record.stream(), map);
             }
             ShardMap.Shard shard = map.shardFor(hashKey);
@@ -265,9 +266,15 @@ public final class ShardAggregator implements RecordGrouping {
         return null;
     }
 
+    /** The creation time the driver described the stream with, or null for a stream only rows name. */
+    private String createdOf(String stream) {
+        StreamDescription description = described.get(stream);
+        return description == null ? null : description.created();
+    }
+
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
     private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = shardMaps.listedAfter(stream, streams.created(stream), stale);
+        ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }

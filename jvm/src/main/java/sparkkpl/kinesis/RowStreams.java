@@ -59,12 +59,6 @@ public final class RowStreams {
         return answer.placement();
     }
 
-    /** The incarnation of the stream the driver described (its creation time), or null for a stream only rows name. */
-    public String created(String stream) {
-        StreamDescription description = described.get(stream);
-        return description == null ? null : description.created();
-    }
-
     private Placement asked(String stream) {
         try {
             if (shardMaps.describedForRows(stream).keysIgnored()) {

@@ -77,8 +77,23 @@ public final class TaskFeed {
         group(new TaskRecord(record, rowNumber, record.bytes()));
     }
 
+    /**
+     * As {@link #add}, but the record goes as a KPL record of its own, never into an aggregate: its
+     * stream places records itself, or how it does is not known.
+     */
+    public void addAlone(KinesisRecord record, long rowNumber) throws IOException, InterruptedException,
+            TimeoutException {
+        seal.accept(KplRecord.alone(new TaskRecord(record, rowNumber, record.bytes())));
+        queue();
+    }
+
     private void group(TaskRecord record) throws IOException, InterruptedException, TimeoutException {
         grouping.add(record, seal);
+        queue();
+    }
+
+    /** Queues what was sealed, and hands a full or aged batch to the KPL. */
+    private void queue() throws IOException, InterruptedException, TimeoutException {
         queueSealed();
         if (pendingCarried >= BATCH_RECORDS || heldTooLong()) {
             handOff();
@@ -134,6 +149,13 @@ public final class TaskFeed {
         handOff();
     }
 
+    /** {@link #send} on each of a task's feeds. */
+    public static void send(List<TaskFeed> feeds) throws IOException, InterruptedException, TimeoutException {
+        for (TaskFeed feed : feeds) {
+            feed.send();
+        }
+    }
+
     /**
      * Adds the queued KPL records to the KPL, in order, leaving open aggregates open: a full batch
      * goes on while the task adds rows, and must not cut the other shards' aggregates short.
@@ -165,9 +187,7 @@ public final class TaskFeed {
     public static void finish(List<TaskFeed> feeds, long timeoutMs) throws IOException, InterruptedException,
             TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        for (TaskFeed feed : feeds) {
-            feed.send();
-        }
+        send(feeds);
         Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flush());
         while (!feeds.get(0).acks.awaitAll(flushAll, msUntil(deadline))) {
             for (TaskFeed feed : feeds) {

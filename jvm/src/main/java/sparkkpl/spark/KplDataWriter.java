@@ -3,7 +3,6 @@ package sparkkpl.spark;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskKilledException;
@@ -44,7 +43,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final FailedRecords failures;
     private final long timeoutMs;
     /** The task's grouping of records, made on its producer's shard maps once it has one. */
-    private final BiFunction<ShardMaps, RowStreams, RecordGrouping> groupingFor;
+    private final Function<ShardMaps, RecordGrouping> groupingFor;
     /** How the task learns each stream's placement, on its producer's shard maps. */
     private final Function<ShardMaps, RowStreams> rowStreamsFor;
     /** The producer of rows naming a stream that places records itself (AUTO), or null: the write's own. */
@@ -71,7 +70,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long acquireNanos;
 
     KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
-                  BiFunction<ShardMaps, RowStreams, RecordGrouping> groupingFor,
+                  Function<ShardMaps, RecordGrouping> groupingFor,
                   Function<ShardMaps, RowStreams> rowStreamsFor, ProducerSpec autoStreamsSpec) {
         this.partitionId = partitionId;
         this.groupingFor = groupingFor;
@@ -120,16 +119,21 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             acquireNanos = System.nanoTime() - firstRowAt;
             rowStreams = rowStreamsFor.apply(producer.shardMaps());
             feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl,
-                groupingFor.apply(producer.shardMaps(), rowStreams), options.producer().recordMaxBufferedTimeMs());
+                groupingFor.apply(producer.shardMaps()), options.producer().recordMaxBufferedTimeMs());
         }
-        TaskFeed target = feed;
-        if (rowStreams.placement(record.stream()) == RowStreams.Placement.BY_KINESIS) {
+        RowStreams.Placement placement = rowStreams.placement(record.stream());
+        if (placement == RowStreams.Placement.BY_KINESIS) {
             unaggregated++;
-            target = autoStreamsSpec == null ? feed : autoStreamsFeed();
         }
         try { // not through inFeed: its message and step would be two objects per row
             feed.resendMisplaced();
-            target.add(record, rowNumber);
+            if (placement == RowStreams.Placement.BY_KEY) {
+                feed.add(record, rowNumber);
+            } else if (placement == RowStreams.Placement.BY_KINESIS && autoStreamsSpec != null) {
+                autoStreamsFeed().add(record, rowNumber);
+            } else {
+                feed.addAlone(record, rowNumber);
+            }
         } catch (TimeoutException | InterruptedException e) {
             throw feedFailed("writing to Kinesis stream '" + record.stream() + "'", e);
         }
@@ -236,11 +240,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     public void abort() throws IOException {
         try {
             if (feed != null && task != null && task.isInterrupted()) {
-                inFeed("sending the rows accepted before the task was killed", () -> {
-                    for (TaskFeed each : feeds()) {
-                        each.send();
-                    }
-                });
+                inFeed("sending the rows accepted before the task was killed", () -> TaskFeed.send(feeds()));
             } else if (feed != null) {
                 long waitMs = options.producer().shutdownFlushTimeoutMs();
                 inFeed("delivering the rows accepted before the task failed", () -> TaskFeed.finish(feeds(), waitMs));

@@ -82,11 +82,11 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      * A task's grouping of records into the KPL's user records ({@link Aggregation}), on the shard maps
      * of the producer it feeds.
      */
-    private RecordGrouping recordGrouping(ShardMaps shardMaps, RowStreams rowStreams) {
+    private RecordGrouping recordGrouping(ShardMaps shardMaps) {
         ProducerSpec producer = options.producer();
         return options.aggregatesInExecutor()
             ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
-                options.aggregateMaxBytes(), partitioning.choosesKeys(), rowStreams)
+                options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

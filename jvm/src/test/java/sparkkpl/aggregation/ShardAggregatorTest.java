@@ -12,7 +12,6 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.Test;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
@@ -47,7 +46,7 @@ public class ShardAggregatorTest {
         }
     }, System::nanoTime);
     private final ShardAggregator aggregator =
-        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, new RowStreams(DESCRIBED, NO_LISTING, System::nanoTime));
+        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, DESCRIBED);
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -168,7 +167,7 @@ public class ShardAggregatorTest {
 
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
-        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true, new RowStreams(DESCRIBED, NO_LISTING, System::nanoTime));
+        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true, DESCRIBED);
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Rule;
@@ -99,6 +100,46 @@ public class TaskFeedTest {
         assertEquals(TaskFeed.BATCH_RECORDS, (long) producer.stats().get("kplOutstandingRecords"));
         feed.discard();
         assertEquals(TaskFeed.BATCH_RECORDS, producer.usage().records());
+    }
+
+    /** A record whose stream does not place by key goes as it is, past a grouping that holds its records. */
+    @Test
+    public void aRecordAddedAloneSkipsTheGrouping() throws Exception {
+        List<TaskRecord> held = new ArrayList<>();
+        RecordGrouping holding = new RecordGrouping() {
+            @Override
+            public void add(TaskRecord record, Consumer<KplRecord> ready) {
+                held.add(record);
+            }
+
+            @Override
+            public void sealAll(Consumer<KplRecord> ready) {
+            }
+
+            @Override
+            public void sealAged(Consumer<KplRecord> ready) {
+            }
+
+            @Override
+            public void clear() {
+                held.clear();
+            }
+
+            @Override
+            public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) {
+                return true;
+            }
+        };
+        TaskFeed feed = new TaskFeed(producer, new TaskAcks(), new TaskQueueStats(), 1000, (record, row, error) -> {
+            throw error;
+        }, holding, 60_000);
+        addRows(feed, "key", "key");
+
+        feed.addAlone(new KinesisRecord("s", "key", null, "alone".getBytes(StandardCharsets.UTF_8)), 3);
+
+        assertEquals("the grouping holds the rows added to it", 2, held.size());
+        assertEquals("the row added alone holds room of its own", 1, producer.usage().records());
+        feed.discard();
     }
 
     /** Looks for aged records once a minute: none comes during a test, however slow the machine. */
