@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from spark_kpl import native
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
 from spark_kpl_testing.throughput.report import save_report
@@ -44,11 +45,14 @@ def stream_name(shards: int) -> str:
 
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    work, report, _jar, log = study_start("shards", args, out, records=args.records,
-        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap)
+    work, report, jar, log = study_start("shards", args, out, records=args.records,
+        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon)
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
     try:
         options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
+        if args.bare_daemon:
+            # Given as NativeExecutable, the daemon the sink would place starts without its launcher.
+            options["NativeExecutable"] = str(native.install(jar=jar))
         for shards in args.shards:
             print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
                   f"{args.runs})", flush=True)
@@ -154,6 +158,9 @@ def main() -> int:
     parser.add_argument("--fixed-heap", action="store_true",
                         help="commit each child JVM's whole heap at start (-Xms = -Xmx, pre-touched): its RSS is "
                              "then the heap plus native memory, without G1's sizing")
+    parser.add_argument("--bare-daemon", action="store_true",
+                        help="start the KPL daemon bare, not through the launcher the sink places beside it: "
+                             "glibc's allocator at its defaults (docs/native-daemon.md)")
     return study_main("shards", parser, measure, table, plot)
 
 

@@ -48,6 +48,8 @@ JVMS_PER_ROUND = 8
 PYTHONS_PER_ROUND = 8
 KPL_JVMS = 8
 KPL_FOLDER = "amazon-kinesis-producer-native-binaries"
+#: What the KPL starts: the script beside the daemon that sets its allocator (docs/native-daemon.md).
+LAUNCHER = "launch-daemon"
 #: Interrupts land this long after the go-file, spread over the time an extraction takes under load.
 INTERRUPT_WINDOW_MS = 3000
 ROUND_TIMEOUT_S = 120
@@ -312,14 +314,17 @@ def _python(dir: Path, jar: Path) -> Callable[[Path, Path], List[str]]:
 
 
 def _problems(outcomes: List[Outcome], expected: Path, bundled_sha: str) -> List[str]:
-    """Every contender got the one verified file at the one path, and no temp file is left beside it."""
+    """Every contender got the one verified file at the one path, its launcher beside it, and no temp file."""
     problems = [f"{o.label} failed: {o.detail}" for o in outcomes if not o.ok]
     problems += [f"{o.label} reported {o.path} {o.sha}" for o in outcomes
                  if o.ok and (o.path, o.sha) != (str(expected), bundled_sha)]
     if not expected.is_file() or _sha256(expected) != bundled_sha:
         problems.append(f"{expected} is not the jar's daemon")
     else:
-        problems += [f"left behind: {p}" for p in expected.parent.iterdir() if p.name != "kinesis_producer"]
+        launcher = expected.parent / LAUNCHER
+        if not launcher.is_file() or not launcher.read_text().startswith("#!/bin/sh\n"):
+            problems.append(f"{launcher} is not the daemon's launcher")
+        problems += [f"left behind: {p}" for p in expected.parent.iterdir() if p.name not in (expected.name, LAUNCHER)]
     return problems
 
 

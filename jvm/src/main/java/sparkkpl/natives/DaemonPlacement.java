@@ -33,8 +33,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Puts the KPL daemon at {@code <dir>/<first 16 hex digits of its SHA-256>/kinesis_producer} and proves
- * it is the bundled one and runs on this host.
+ * Puts the KPL daemon at {@code <dir>/<first 16 hex digits of its SHA-256>/kinesis_producer}, with the
+ * {@link DaemonLauncher} the KPL starts it by beside it, and proves it is the bundled one and runs on
+ * this host.
  *
  * <p>A complete, genuine file is guaranteed by the order of the steps, not by the lock: a unique temp
  * file beside the target, fsync, its SHA-256 checked against the bundled daemon's, chmod 0700, atomic
@@ -48,7 +49,6 @@ final class DaemonPlacement {
     private static final System.Logger LOG = System.getLogger(DaemonPlacement.class.getName());
     static final String EXECUTABLE_NAME = "kinesis_producer";
     static final String LOCK_FILE_NAME = ".lock";
-    static final String TEMP_PREFIX = EXECUTABLE_NAME + ".";
     static final String TEMP_SUFFIX = ".tmp";
     /** A killed writer leaves its temp file behind; a live one finishes within seconds. */
     static final Duration STALE_TEMP_AGE = Duration.ofHours(1);
@@ -121,27 +121,48 @@ final class DaemonPlacement {
     }
 
     /**
-     * A verified daemon, remembered so that later producers need not hash 86 MB again. The same inode
-     * with the same size and the same change time (which every write moves and no one can set back)
-     * is still the file that was verified; anything else is checked and placed again.
+     * A verified daemon (and its launcher), remembered so that later producers need not hash 86 MB
+     * again. The same inode with the same size and the same change time (which every write moves and
+     * no one can set back) is still the file that was verified; anything else is checked and placed
+     * again.
      */
-    record Placed(Path executable, Object fileKey, long size, Object changed) {
+    record Placed(List<FileState> files) {
 
-        static Placed of(Path executable) throws IOException {
-            BasicFileAttributes now = Files.readAttributes(executable, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return new Placed(executable, now.fileKey(), now.size(), changeTime(executable));
+        /** {@code executable} first: the file {@link #executable} names. */
+        static Placed of(Path executable, Path... beside) throws IOException {
+            List<FileState> files = new ArrayList<>();
+            files.add(FileState.of(executable));
+            for (Path file : beside) {
+                files.add(FileState.of(file));
+            }
+            return new Placed(List.copyOf(files));
+        }
+
+        Path executable() {
+            return files.get(0).file();
         }
 
         boolean stillInPlace() {
             try {
-                return equals(of(executable));
+                for (FileState file : files) {
+                    if (!file.equals(FileState.of(file.file()))) {
+                        return false;
+                    }
+                }
+                return true;
             } catch (IOException gone) {
                 return false;
             }
         }
+    }
 
-        private static Object changeTime(Path file) throws IOException {
-            return Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+    /** A file as it was when verified: its inode, size and change time. */
+    record FileState(Path file, Object fileKey, long size, Object changed) {
+
+        static FileState of(Path file) throws IOException {
+            BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return new FileState(file, now.fileKey(), now.size(),
+                Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS));
         }
     }
 
@@ -150,22 +171,26 @@ final class DaemonPlacement {
         Path folder = dir.resolve(daemon.folderName());
         PrivateDirectory.ensure(folder);
         Path executable = folder.resolve(EXECUTABLE_NAME);
-        if (!isIntact(executable, daemon)) {
+        Path launcher = folder.resolve(DaemonLauncher.NAME);
+        if (!isIntact(executable, daemon.sha256()) || !isIntact(launcher, DaemonLauncher.SHA256)) {
             try (FileChannel lockFile = FileChannel.open(dir.resolve(LOCK_FILE_NAME),
                     StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
                  FileLock lock = lockWithinPatience(lockFile)) {
-                if (!isIntact(executable, daemon)) {
-                    writeVerified(daemon, folder, executable);
+                if (!isIntact(executable, daemon.sha256())) {
+                    writeVerified(daemon::open, daemon.sha256(), executable);
+                }
+                if (!isIntact(launcher, DaemonLauncher.SHA256)) {
+                    writeVerified(DaemonLauncher::open, DaemonLauncher.SHA256, launcher);
                 }
                 removeStaleTemps(folder);
             }
         }
-        checkRuns(executable);
-        return Placed.of(executable);
+        checkRuns(executable, launcher);
+        return Placed.of(executable, launcher);
     }
 
-    /** A regular file of ours, mode 0700, with the bundled daemon's SHA-256; anything else gets replaced. */
-    static boolean isIntact(Path executable, Bundled daemon) throws IOException {
+    /** A regular file of ours, mode 0700, with the SHA-256 it must have; anything else gets replaced. */
+    static boolean isIntact(Path executable, byte[] sha256) throws IOException {
         PosixFileAttributes attributes;
         try {
             attributes = Files.readAttributes(executable, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -175,7 +200,7 @@ final class DaemonPlacement {
         return attributes.isRegularFile()
                 && attributes.permissions().equals(PrivateDirectory.OWNER_ONLY)
                 && PrivateDirectory.ownerUid(executable) == PrivateDirectory.currentUid()
-                && Arrays.equals(sha256(executable), daemon.sha256());
+                && Arrays.equals(sha256(executable), sha256);
     }
 
     static byte[] sha256(Path file) throws IOException {
@@ -217,20 +242,26 @@ final class DaemonPlacement {
         }
     }
 
-    private static void writeVerified(Bundled daemon, Path folder, Path executable) throws IOException {
-        Path temp = Files.createTempFile(folder, TEMP_PREFIX, TEMP_SUFFIX,
+    /** Where {@link #writeVerified} reads a file's bytes from. */
+    interface Source {
+        InputStream open() throws IOException;
+    }
+
+    private static void writeVerified(Source source, byte[] sha256, Path target) throws IOException {
+        Path folder = target.getParent();
+        Path temp = Files.createTempFile(folder, target.getFileName() + ".", TEMP_SUFFIX,
                 PosixFilePermissions.asFileAttribute(PrivateDirectory.OWNER_ONLY));
         try {
-            try (InputStream in = daemon.open();
+            try (InputStream in = source.open();
                  FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
                 in.transferTo(Channels.newOutputStream(out));
                 out.force(true);
             }
-            if (!Arrays.equals(sha256(temp), daemon.sha256())) {
+            if (!Arrays.equals(sha256(temp), sha256)) {
                 throw new IOException(temp + " does not hold what was written to it");
             }
             PrivateDirectory.setPermissionsNoFollow(temp, PrivateDirectory.OWNER_ONLY);
-            Files.move(temp, executable, StandardCopyOption.ATOMIC_MOVE);
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
             try (FileChannel folderHandle = FileChannel.open(folder, StandardOpenOption.READ)) {
                 folderHandle.force(true);
             }
@@ -241,7 +272,7 @@ final class DaemonPlacement {
 
     private static void removeStaleTemps(Path folder) throws IOException {
         Instant cutoff = Instant.now().minus(STALE_TEMP_AGE);
-        try (DirectoryStream<Path> temps = Files.newDirectoryStream(folder, TEMP_PREFIX + "*" + TEMP_SUFFIX)) {
+        try (DirectoryStream<Path> temps = Files.newDirectoryStream(folder, "*" + TEMP_SUFFIX)) {
             for (Path temp : temps) {
                 try {
                     if (Files.getLastModifiedTime(temp, LinkOption.NOFOLLOW_LINKS).toInstant().isBefore(cutoff)) {
@@ -255,17 +286,18 @@ final class DaemonPlacement {
     }
 
     /**
-     * Proves the daemon runs here by starting it without arguments: it prints its usage and exits.
-     * When it does not, what the host lacks is named from the daemon's ELF headers (its loader, its
-     * libraries, the glibc version), rather than left to the KPL, which fails the records with "The
-     * child process has been shutdown" and restarts the daemon every second or so. A lack found in
-     * the headers of a daemon that runs all the same is logged, never fatal.
+     * Proves the daemon runs here by starting it without arguments through {@code start} (itself, or
+     * its launcher): it prints its usage and exits. When it does not, what the host lacks is named from
+     * the daemon's ELF headers (its loader, its libraries, the glibc version), rather than left to the
+     * KPL, which fails the records with "The child process has been shutdown" and restarts the daemon
+     * every second or so. A lack found in the headers of a daemon that runs all the same is logged,
+     * never fatal.
      *
      * @throws DaemonCannotRun when the daemon does not run and its headers say why
      */
-    static void checkRuns(Path executable) throws IOException {
+    static void checkRuns(Path executable, Path start) throws IOException {
         List<String> lacking = HostRequirements.lacking(executable);
-        String failure = probe(executable);
+        String failure = probe(start);
         if (failure == null) {
             if (!lacking.isEmpty()) {
                 LOG.log(System.Logger.Level.WARNING, "{0} runs although this host seemed to lack what it needs: {1}",
@@ -277,7 +309,7 @@ final class DaemonPlacement {
             throw new DaemonCannotRun(executable + " cannot run on this host: " + String.join("; ", lacking)
                 + " (started without arguments: " + failure + ")");
         }
-        throw new IOException(executable + " does not run on this host: " + failure);
+        throw new IOException(start + " does not run on this host: " + failure);
     }
 
     /** Why the daemon, started without arguments, did not print its usage; null when it did. */

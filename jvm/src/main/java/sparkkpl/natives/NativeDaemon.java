@@ -88,6 +88,14 @@ public final class NativeDaemon {
     }
 
     /**
+     * What the KPL is to start ({@code NativeExecutable}) for a daemon {@link #install} placed: the
+     * {@link DaemonLauncher} beside it, placed and verified with it.
+     */
+    public static Path launcherOf(Path placedExecutable) {
+        return placedExecutable.resolveSibling(DaemonLauncher.NAME);
+    }
+
+    /**
      * Checks a daemon the user gave as {@code NativeExecutable}: its folder, which whoever can write
      * can swap the binary in and where the KPL writes its CA certificates (the user's folder, so it
      * is checked, never changed); and, once per JVM for each file, that it runs on this host.
@@ -109,7 +117,7 @@ public final class NativeDaemon {
             OffTaskThread.call(PLACER, () -> {
                 DaemonPlacement.Placed given = givenAsItIs(executable, executableSetBy);
                 try {
-                    DaemonPlacement.checkRuns(executable);
+                    DaemonPlacement.checkRuns(executable, executable);
                 } catch (IOException e) {
                     throw cannotStart(executableSetBy, e);
                 }

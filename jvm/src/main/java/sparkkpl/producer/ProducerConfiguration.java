@@ -41,7 +41,7 @@ final class ProducerConfiguration {
         Path dir = spec.nativeDir().orElseGet(NativeDaemon::defaultDir);
         Path placedDaemonDir = null;
         if (kpl.getNativeExecutable().isEmpty()) {
-            kpl.setNativeExecutable(placeDaemon(dir).toString());
+            kpl.setNativeExecutable(NativeDaemon.launcherOf(placeDaemon(dir)).toString());
             placedDaemonDir = dir;
         } else {
             NativeDaemon.checkGivenExecutable(Paths.get(kpl.getNativeExecutable()), ProducerSpec.kplKey("NativeExecutable"));

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -20,6 +21,8 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -52,6 +55,43 @@ public class NativeDaemonTest {
         assertEquals(executable, DaemonPlacement.place(dir, BUNDLED).executable());
         assertEquals(inode, fileKey(executable));
         assertEquals(modified, Files.getLastModifiedTime(executable));
+    }
+
+    @Test
+    public void theLauncherBesideTheDaemonStartsItWithTheAllocatorTunedAndTheUsersTunablesLast() throws Exception {
+        Path executable = install(tmp.getRoot().toPath().resolve("natives"));
+        Path launcher = NativeDaemon.launcherOf(executable);
+        assertEquals(executable.getParent(), launcher.getParent());
+        assertEquals("rwx------", mode(launcher));
+        // The same script beside a stand-in daemon that shows what it was started with.
+        Path folder = tmp.newFolder("stand-in").toPath();
+        Files.copy(launcher, folder.resolve(DaemonLauncher.NAME));
+        Path standIn = folder.resolve("kinesis_producer");
+        Files.writeString(standIn, "#!/bin/sh\necho \"$GLIBC_TUNABLES|$*\"\n");
+        Files.setPosixFilePermissions(standIn, PrivateDirectory.OWNER_ONLY);
+
+        assertEquals(DaemonLauncher.TUNABLES + "|-o out -i in",
+            runFor(folder.resolve(DaemonLauncher.NAME), Map.of(), "-o", "out", "-i", "in"));
+        assertEquals(DaemonLauncher.TUNABLES + ":glibc.malloc.arena_max=8|",
+            runFor(folder.resolve(DaemonLauncher.NAME), Map.of("GLIBC_TUNABLES", "glibc.malloc.arena_max=8")));
+    }
+
+    @Test
+    public void aLauncherRemovedOrChangedIsPlacedAgainAndTheDaemonLeftAsItIs() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        Path executable = install(dir);
+        Path launcher = NativeDaemon.launcherOf(executable);
+        byte[] script = Files.readAllBytes(launcher);
+        Object daemonInode = fileKey(executable);
+
+        Files.delete(launcher);
+        assertEquals(executable, install(dir));
+        assertArrayEquals(script, Files.readAllBytes(launcher));
+
+        Files.writeString(launcher, "#!/bin/sh\nexec \"${0%/*}/kinesis_producer\" \"$@\"\n");
+        assertEquals(executable, install(dir));
+        assertArrayEquals(script, Files.readAllBytes(launcher));
+        assertEquals(daemonInode, fileKey(executable));
     }
 
     /** Placed and remembered by this JVM first: the corruption must get past its cache, not just the placement. */
@@ -337,6 +377,19 @@ public class NativeDaemonTest {
     private static boolean mountTmpfs(Path mountPoint, String options) throws Exception {
         return PrivateDirectory.currentUid() == 0
                 && run("mount", "-t", "tmpfs", "-o", options, "tmpfs", mountPoint.toString()) == 0;
+    }
+
+    /** What {@code script} prints, started with {@code env} added and without GLIBC_TUNABLES unless given. */
+    private static String runFor(Path script, Map<String, String> env, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(script.toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().remove("GLIBC_TUNABLES");
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(output, 0, process.waitFor());
+        return output.strip();
     }
 
     private static int run(String... command) throws Exception {
