@@ -12,10 +12,10 @@ import java.nio.charset.StandardCharsets;
  * <p>Left at glibc's defaults, the daemon kept about half its peak RSS in memory it had freed: each
  * thread's arena keeps its free chunks, and a PutRecords body of megabytes, once freed, raises the
  * threshold above which allocations get pages of their own, so later bodies land in the arenas too.
- * Its peak at 1,024 shards ran 183 to 204 MiB against 94 to 109 with these settings, at no cost in
- * throughput (bench/README.md, "The daemon's allocator"). One arena (the daemon's work runs on few
- * threads), memory above 64 KiB returned as soon as it is freed, and allocations of 64 KiB or more
- * (the daemon's request and response bodies) in pages of their own.
+ * Its peak at 1,024 shards ran 171 to 204 MiB against 94 to 109 with these settings, and the rate
+ * stayed within its runs' spread (bench/README.md, "The daemon's allocator"). One arena (the daemon's
+ * work runs on few threads), memory above 64 KiB returned as soon as it is freed, and allocations of
+ * 64 KiB or more (the daemon's request and response bodies) in pages of their own.
  *
  * <p>A {@code GLIBC_TUNABLES} already in the environment is appended, so the user's settings win:
  * glibc takes the last value given for each tunable. Without glibc (macOS) the variable means nothing.
