@@ -309,6 +309,11 @@ final class DaemonPlacement {
             throw new DaemonCannotRun(executable + " cannot run on this host: " + String.join("; ", lacking)
                 + " (started without arguments: " + failure + ")");
         }
+        if (!start.equals(executable) && probe(executable) == null) {
+            throw new DaemonCannotRun("the daemon " + executable + " runs, but its launcher " + start + " (a /bin/sh "
+                + "script that sets its allocator) does not: " + failure + ". Give the daemon itself as "
+                + "spark.kpl.NativeExecutable to start it without the launcher");
+        }
         throw new IOException(start + " does not run on this host: " + failure);
     }
 

@@ -62,6 +62,20 @@ public class DaemonStartChecksTest {
     }
 
     @Test
+    public void aLauncherThatCannotRunIsToldFromTheDaemonWithTheWayAround() throws Exception {
+        Path folder = ownerOnly(TMP.newFolder("no-shell").toPath());
+        Path launcher = folder.resolve(DaemonLauncher.NAME);
+        Files.writeString(launcher, "#!/nonexistent/sh\nexec \"${0%/*}/kinesis_producer\" \"$@\"\n");
+        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwx------"));
+
+        DaemonPlacement.DaemonCannotRun refusal = assertThrows(DaemonPlacement.DaemonCannotRun.class,
+            () -> DaemonPlacement.checkRuns(daemon, launcher));
+
+        assertContains(refusal.getMessage(), "the daemon " + daemon + " runs, but its launcher " + launcher);
+        assertContains(refusal.getMessage(), "Give the daemon itself as spark.kpl.NativeExecutable");
+    }
+
+    @Test
     public void aMissingLoaderIsNamedWithWhatToInstall() throws Exception {
         Path copy = rewritten("loader", "--set-interpreter", "/lib64/ld-nonexistent.so.2");
 
