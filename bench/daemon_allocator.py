@@ -37,7 +37,8 @@ def run_rounds(out: Path, shape: str, rounds: int) -> None:
 
 
 def runs_of(out: Path) -> List[Dict[str, Any]]:
-    """One row per stream of every run: shape, mode, round, shards, daemon peak MiB, records/s, daemon µs/record."""
+    """One row per stream of every run: shape, mode, round, shards, daemon peak MiB, records/s, daemon µs/record
+    and user records per Kinesis record."""
     rows = []
     for report_file in sorted(out.glob("*-*-*/shards.json")):
         shape, mode, round_ = report_file.parent.name.split("-")
@@ -46,7 +47,8 @@ def runs_of(out: Path) -> List[Dict[str, Any]]:
                 rows.append({"shape": shape, "mode": mode, "round": int(round_), "shards": entry["shards"],
                              "daemon_mib": entry["peak_rss_by_kind"]["daemon"] / 2**20,
                              "records_per_s": entry["records_per_s"]["median"],
-                             "daemon_us_per_record": entry["cpu_us_per_record"]["daemon"]})
+                             "daemon_us_per_record": entry["cpu_us_per_record"]["daemon"],
+                             "user_records_per_record": entry["kinesis"]["user_records_per_record"]})
     return rows
 
 
@@ -55,7 +57,7 @@ def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     groups: Dict[str, Dict[str, List[float]]] = {}
     for row in rows:
         key = f"{row['shape']} {row['mode']} {row['shards']}"
-        for figure in ("daemon_mib", "records_per_s", "daemon_us_per_record"):
+        for figure in ("daemon_mib", "records_per_s", "daemon_us_per_record", "user_records_per_record"):
             groups.setdefault(key, {}).setdefault(figure, []).append(row[figure])
     return {key: {figure: {"median": statistics.median(values), "min": min(values), "max": max(values),
                            "values": values} for figure, values in figures.items()}
@@ -77,12 +79,13 @@ def ratios(rows: List[Dict[str, Any]]) -> Dict[str, List[float]]:
 
 def table(result: Dict[str, Any]) -> List[str]:
     lines = ["| shape | daemon started | shards | daemon peak RSS MiB, median (min–max) | records/s median | "
-             "daemon CPU µs per record |", "|---|---|---:|---:|---:|---:|"]
+             "daemon CPU µs per record | user records per Kinesis record |", "|---|---|---:|---:|---:|---:|---:|"]
     for key, figures in result["summary"].items():
         shape, mode, shards = key.split()
         rss, rate, cpu = figures["daemon_mib"], figures["records_per_s"], figures["daemon_us_per_record"]
+        packed = figures["user_records_per_record"]
         lines.append(f"| {shape} | {mode} | {int(shards):,} | {rss['median']:.0f} ({rss['min']:.0f}–{rss['max']:.0f}) "
-                     f"| {rate['median']:,.0f} | {cpu['median']:.2f} |")
+                     f"| {rate['median']:,.0f} | {cpu['median']:.2f} | {packed['median']:.1f} |")
     lines += ["", "Daemon peak at 1,024 shards over its peak at 8, per run: "
               + "; ".join(f"{mode} {', '.join(map(str, values))}" for mode, values in result["ratios"].items())]
     return lines

@@ -5,12 +5,11 @@ allocator")."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
-from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid, executable
+from spark_kpl_testing.processes import anonymous_mappings, daemons_placed_in, driver_jvm_pid, environment, executable
 
 #: One arena; freed memory above 64 KiB handed back; allocations of 64 KiB or more in pages of their own.
 ALLOCATOR_TUNABLES = "glibc.malloc.arena_max=1:glibc.malloc.trim_threshold=65536:glibc.malloc.mmap_threshold=65536"
@@ -19,20 +18,10 @@ ROWS = 20_000
 ARENA_BYTES = 64 << 20
 
 
-def environment(pid: int) -> Dict[str, str]:
-    entries = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
-    return dict(entry.split("=", 1) for entry in entries if "=" in entry)
-
-
 def thread_arenas(pid: int) -> List[int]:
     """Where the malloc arenas of ``pid``'s threads begin: anonymous mappings at a 64 MiB boundary that,
     with the inaccessible rest of the reservation right after, span exactly 64 MiB."""
-    anonymous = []
-    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
-        fields = line.split()
-        if len(fields) == 5:
-            start, end = (int(address, 16) for address in fields[0].split("-"))
-            anonymous.append((start, end))
+    anonymous = anonymous_mappings(pid)
     arenas = []
     for i, (start, end) in enumerate(anonymous):
         if start % ARENA_BYTES == 0:

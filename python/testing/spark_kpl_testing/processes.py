@@ -12,15 +12,15 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from spark_kpl_testing.polling import poll_until
 
 __all__ = [
-    "ProcessStat", "age_seconds", "alive", "cmdline", "cpu_seconds", "daemons_placed_in", "descendants",
-    "driver_jvm_pid", "executable", "fixed_heap_flags", "jcmd", "live_children", "log_tail", "process_stat",
-    "process_table", "rss_bytes", "running_from", "stop_process_tree", "stop_processes", "terminate", "threads",
-    "wait_gone",
+    "ProcessStat", "age_seconds", "alive", "anonymous_mappings", "cmdline", "cpu_seconds", "daemons_placed_in",
+    "descendants", "driver_jvm_pid", "environment", "executable", "fixed_heap_flags", "jcmd", "live_children",
+    "log_tail", "process_stat", "process_table", "rss_bytes", "running_from", "stop_process_tree", "stop_processes",
+    "terminate", "threads", "wait_gone",
 ]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -114,6 +114,23 @@ def cmdline(pid: int) -> List[str]:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
     except OSError:
         return []
+
+
+def environment(pid: int) -> Dict[str, str]:
+    """``pid``'s environment as it stands in its memory (a program may have rewritten it in place)."""
+    entries = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0")
+    return dict(entry.split("=", 1) for entry in entries if "=" in entry)
+
+
+def anonymous_mappings(pid: int) -> List[Tuple[int, int]]:
+    """``pid``'s memory mappings backed by no file, as (start, end) addresses, in address order."""
+    mappings = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 5:  # a sixth field names the file or [heap], [stack] ...
+            start, end = (int(address, 16) for address in fields[0].split("-"))
+            mappings.append((start, end))
+    return mappings
 
 
 def alive(pid: int, start_ticks: Optional[int] = None) -> bool:
