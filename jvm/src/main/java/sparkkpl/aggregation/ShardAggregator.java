@@ -323,7 +323,7 @@ public final class ShardAggregator implements RecordGrouping {
         KplRecord sealed;
         if (aggregate.count == 1) {
             aggregate.builder.clear();
-            sealed = KplRecord.alone(aggregate.first);
+            sealed = KplRecord.alone(aggregate.first, target.shardId());
         } else {
             KinesisRecord sent = new KinesisRecord(target.stream(), AggregateBuilder.PARTITION_KEY,
                 aggregate.firstHashKey.toString(), aggregate.builder.build());

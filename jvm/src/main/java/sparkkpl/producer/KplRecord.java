@@ -26,20 +26,31 @@ public final class KplRecord {
     private final long[] rowNumbers;
     private final long bytes;
     private final String targetShard;
+    private final Lane lane;
     /** Null when {@link #sent} is the task's record itself. */
     private final Unpacker unpacker;
 
-    private KplRecord(KinesisRecord sent, long[] rowNumbers, long bytes, String targetShard, Unpacker unpacker) {
+    private KplRecord(KinesisRecord sent, long[] rowNumbers, long bytes, String targetShard, String laneShard,
+                      Unpacker unpacker) {
         this.sent = sent;
         this.rowNumbers = rowNumbers;
         this.bytes = bytes;
         this.targetShard = targetShard;
+        this.lane = new Lane(sent.stream(), laneShard);
         this.unpacker = unpacker;
     }
 
-    /** A record that travels as it is. */
+    /** A record that travels as it is, to a shard its task does not know. */
     public static KplRecord alone(TaskRecord record) {
-        return new KplRecord(record.record(), new long[] {record.rowNumber()}, record.size(), null, null);
+        return alone(record, null);
+    }
+
+    /**
+     * A record that travels as it is, to {@code shard} by its task's shard map (null: not known). The shard
+     * only places it in a lane of the queue limit; nothing checks where Kinesis stores it.
+     */
+    public static KplRecord alone(TaskRecord record, String shard) {
+        return new KplRecord(record.record(), new long[] {record.rowNumber()}, record.size(), null, shard, null);
     }
 
     /**
@@ -51,7 +62,7 @@ public final class KplRecord {
      */
     public static KplRecord aggregate(KinesisRecord sent, long[] rowNumbers, long bytes, String targetShard,
                                       Unpacker unpacker) {
-        return new KplRecord(sent, rowNumbers, bytes, targetShard, unpacker);
+        return new KplRecord(sent, rowNumbers, bytes, targetShard, targetShard, unpacker);
     }
 
     /** What the KPL gets. */
@@ -67,6 +78,11 @@ public final class KplRecord {
     /** The shard an aggregate was built for; null for a record alone or one that may go anywhere. */
     public String targetShard() {
         return targetShard;
+    }
+
+    /** The lane of the queue limit it waits and counts in. */
+    public Lane lane() {
+        return lane;
     }
 
     /** How many task records it carries: the records it holds under the queue limit. */

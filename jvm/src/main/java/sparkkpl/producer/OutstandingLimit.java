@@ -2,21 +2,28 @@ package sparkkpl.producer;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
  * Caps the records and bytes a producer has outstanding (added, not yet acknowledged). The KPL's
  * own queue is unbounded (FLINK-9374), so a task that would go over the cap flushes the producer
  * and blocks until acknowledgements bring it back under: backpressure instead of unbounded memory.
  *
- * <p>Within the caps, what a task may add follows what Kinesis takes ({@link DrainBudget}), so that a
- * record's wait stays well inside {@code RecordTtl} at a stream's quota.
+ * <p>Within the caps, each {@link Lane} (a target shard, or a stream whose shard is not known) may hold
+ * what Kinesis takes of it in a target wait ({@link DrainBudget}), so that a record's wait stays well
+ * inside {@code RecordTtl} in a shard at its quota, however hot that shard is against the others.
  *
- * <p>Room is given first come, first served: while a record waits, later ones wait behind it, so a
- * large record is not starved by small ones that would each fit into the room it waits for.
+ * <p>Room is given first come, first served within a lane: while a record waits, later ones of its lane
+ * wait behind it, so a large record is not starved by small ones that would each fit into the room it
+ * waits for. A record of another lane does not wait behind it, unless the caps themselves are reached:
+ * then the records whose lanes have room take the caps' room in the order they came.
  */
 final class OutstandingLimit {
     /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
@@ -24,38 +31,86 @@ final class OutstandingLimit {
     /**
      * The least time between two flushes of the producer by waiting tasks: the KPL's default
      * RecordMaxBufferedTime, after which its collector sends what it holds anyway. Every
-     * acknowledgement wakes the waiting tasks, and the daemon's flush visits each shard it has seen
-     * (one aggregator per shard, about 1 µs each): flushing at every wake-up took the daemon's main
-     * thread 13 µs per row at 1,024 shards against 1.6 at 8, and every 25 ms still 37 µs per row at
-     * 4,096 shards (bench/shards.py).
+     * acknowledgement wakes the waiting tasks, and the daemon's flush visits each shard it has seen,
+     * so flushing at every wake-up costs the daemon per row in proportion to the shard count
+     * (docs/performance.md).
      */
     static final long FLUSH_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** A lane idle this long is forgotten (its budget starts again if it comes back): lanes stay bounded. */
+    static final long FORGET_IDLE_LANE_NANOS = TimeUnit.MINUTES.toNanos(10);
 
-    private final DrainBudget budget;
+    /** A record waiting for room. */
+    private static final class Ticket {
+        final LaneState lane;
+        final long count;
+        final long size;
+
+        Ticket(LaneState lane, long count, long size) {
+            this.lane = lane;
+            this.count = count;
+            this.size = size;
+        }
+    }
+
+    /** What one lane has outstanding, its budget, and the records waiting for room in it. */
+    private static final class LaneState {
+        final DrainBudget budget;
+        final Deque<Ticket> waiting = new ArrayDeque<>();
+        long records;
+        long bytes;
+        long idleSince;
+
+        LaneState(DrainBudget budget) {
+            this.budget = budget;
+        }
+
+        /** Nothing outstanding lets any record in, so that a record larger than the budget cannot wait forever. */
+        boolean hasRoomFor(long count, long size) {
+            return records == 0 || (records + count <= budget.records() && bytes + size <= budget.bytes());
+        }
+
+        boolean isIdle() {
+            return records == 0 && waiting.isEmpty();
+        }
+    }
+
+    private final DrainBudget.Policy policy;
+    private final LongSupplier nanoClock;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
-    /** One ticket per waiting record, in arrival order; only the first may take room. */
-    private final Deque<Object> waiting = new ArrayDeque<>();
+    private final Map<Lane, LaneState> lanes = new HashMap<>();
+    /** Records whose lane has room, waiting for room under the caps, in arrival order. */
+    private final Deque<Ticket> waitingForCaps = new ArrayDeque<>();
     private long records;
     private long bytes;
     private long peakRecords;
     private long peakBytes;
     /** When a waiting task last flushed the producer. */
     private long flushedAtNanos;
+    private long lastSweepNanos;
 
-    OutstandingLimit(DrainBudget budget) {
-        this.budget = budget;
+    OutstandingLimit(DrainBudget.Policy policy) {
+        this(policy, System::nanoTime);
+    }
+
+    /** @param nanoClock the budgets' clock: tests give their own; waits take real time whatever it says */
+    OutstandingLimit(DrainBudget.Policy policy, LongSupplier nanoClock) {
+        this.policy = policy;
+        this.nanoClock = nanoClock;
         this.flushedAtNanos = System.nanoTime() - FLUSH_SPACING_NANOS;
+        this.lastSweepNanos = nanoClock.getAsLong();
     }
 
     /** Reserves room for {@code count} records of {@code size} bytes in all if there is some now; never blocks. */
-    boolean tryAcquire(long count, long size, TaskQueueStats stats) {
+    boolean tryAcquire(Lane lane, long count, long size, TaskQueueStats stats) {
         lock.lock();
         try {
-            if (!waiting.isEmpty() || !hasRoomFor(count, size)) {
+            LaneState state = laneOf(lane);
+            if (!state.waiting.isEmpty() || !waitingForCaps.isEmpty() || !state.hasRoomFor(count, size)
+                    || !capsHaveRoomFor(count, size)) {
                 return false;
             }
-            reserve(count, size);
+            reserve(state, count, size);
             stats.admitted(0, records, bytes);
             return true;
         } finally {
@@ -65,52 +120,114 @@ final class OutstandingLimit {
 
     /**
      * Reserves room for {@code count} records of {@code size} bytes in all (one record, or the
-     * records of one aggregate), blocking while the cap would be exceeded. What is larger than the
-     * whole cap is admitted once nothing else is outstanding, so it cannot wait forever.
+     * records of one aggregate) in {@code lane}, blocking while the lane's budget or the caps would be
+     * exceeded. What is larger than the whole cap is admitted once nothing else is outstanding, so it
+     * cannot wait forever.
      *
      * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner
      * @param stats the calling task's record of waits and peaks
      * @throws TimeoutException when no room came within {@code timeoutNanos}
      */
-    void acquire(long count, long size, Runnable flush, long timeoutNanos, TaskQueueStats stats)
+    void acquire(Lane lane, long count, long size, Runnable flush, long timeoutNanos, TaskQueueStats stats)
             throws InterruptedException, TimeoutException {
-        if (tryAcquire(count, size, stats)) {
+        if (tryAcquire(lane, count, size, stats)) {
             return;
         }
-        Object ticket = new Object();
         lock.lock();
+        Ticket ticket = null;
         try {
-            waiting.add(ticket);
+            ticket = new Ticket(laneOf(lane), count, size);
+            ticket.lane.waiting.add(ticket);
             long start = System.nanoTime();
-            budget.bound(start);
+            ticket.lane.budget.bound(nanoClock.getAsLong());
             long deadline = start + timeoutNanos;
-            while (waiting.peekFirst() != ticket || !hasRoomFor(count, size)) {
+            while (!admits(ticket)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw new TimeoutException("the producer stayed at its queue limit for "
                         + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + records + " records ("
-                        + bytes + " bytes) outstanding, its budget " + budget.records() + " records ("
-                        + budget.bytes() + " bytes); Kinesis is not acknowledging them");
+                        + bytes + " bytes) outstanding, " + ticket.lane.records + " records (" + ticket.lane.bytes
+                        + " bytes) of them in " + describe(lane) + " against its budget of "
+                        + ticket.lane.budget.records() + " records (" + ticket.lane.budget.bytes()
+                        + " bytes); Kinesis is not acknowledging them");
                 }
                 flushThenWait(flush, left);
             }
-            reserve(count, size);
+            reserve(ticket.lane, count, size);
             stats.admitted(Math.max(1, System.nanoTime() - start), records, bytes);
         } finally {
-            waiting.remove(ticket);
+            if (ticket != null) {
+                ticket.lane.waiting.remove(ticket);
+                waitingForCaps.remove(ticket);
+                settleIdle(ticket.lane);
+            }
             released.signalAll(); // the next in line may have room now
             lock.unlock();
         }
     }
 
-    private boolean hasRoomFor(long count, long size) {
-        if (records == 0) {
-            return true;
-        }
-        return records + count <= budget.records() && bytes + size <= budget.bytes();
+    private static String describe(Lane lane) {
+        return lane.isShard() ? "shard " + lane.shard() + " of stream '" + lane.stream() + "'"
+            : "stream '" + lane.stream() + "'";
     }
 
-    private void reserve(long count, long size) {
+    /**
+     * Whether the ticket may take its room now: first of its lane, with room in the lane, and first of
+     * those waiting for the caps, with room under them. A ticket that waits for the caps alone queues for
+     * them, so that a large record is not starved by small ones of other lanes.
+     */
+    private boolean admits(Ticket ticket) {
+        if (ticket.lane.waiting.peekFirst() != ticket || !ticket.lane.hasRoomFor(ticket.count, ticket.size)) {
+            return false;
+        }
+        Ticket firstForCaps = waitingForCaps.peekFirst();
+        if (firstForCaps == ticket || firstForCaps == null) {
+            if (capsHaveRoomFor(ticket.count, ticket.size)) {
+                return true;
+            }
+        }
+        if (!waitingForCaps.contains(ticket)) {
+            waitingForCaps.add(ticket);
+        }
+        return false;
+    }
+
+    private boolean capsHaveRoomFor(long count, long size) {
+        return records == 0 || (records + count <= policy.maxRecords() && bytes + size <= policy.maxBytes());
+    }
+
+    private LaneState laneOf(Lane lane) {
+        LaneState state = lanes.get(lane);
+        if (state == null) {
+            long now = nanoClock.getAsLong();
+            forgetIdleLanes(now);
+            state = new LaneState(policy.newLane(lane));
+            state.idleSince = now;
+            lanes.put(lane, state);
+        }
+        return state;
+    }
+
+    /** At most once a minute, when a new lane comes: drops lanes idle for {@link #FORGET_IDLE_LANE_NANOS}. */
+    private void forgetIdleLanes(long now) {
+        if (now - lastSweepNanos < TimeUnit.MINUTES.toNanos(1)) {
+            return;
+        }
+        lastSweepNanos = now;
+        for (Iterator<LaneState> it = lanes.values().iterator(); it.hasNext(); ) {
+            LaneState state = it.next();
+            if (state.isIdle() && now - state.idleSince >= FORGET_IDLE_LANE_NANOS) {
+                it.remove();
+            }
+        }
+    }
+
+    private void reserve(LaneState lane, long count, long size) {
+        if (lane.records == 0) {
+            lane.budget.busy(nanoClock.getAsLong());
+        }
+        lane.records += count;
+        lane.bytes += size;
         records += count;
         bytes += size;
         peakRecords = Math.max(peakRecords, records);
@@ -118,28 +235,45 @@ final class OutstandingLimit {
     }
 
     /** Gives back the room of records that will not be added, or that Kinesis finally failed. */
-    void release(long count, long size) {
+    void release(Lane lane, long count, long size) {
         lock.lock();
         try {
-            records -= count;
-            bytes -= size;
+            LaneState state = unreserve(lane, count, size);
+            settleIdle(state);
             released.signalAll();
         } finally {
             lock.unlock();
         }
     }
 
-    /** Gives back the room of records Kinesis acknowledged; the budget follows their rate. */
-    void acknowledged(long count, long size) {
-        long now = System.nanoTime();
+    /** Gives back the room of records Kinesis acknowledged; their lane's budget follows their rate. */
+    void acknowledged(Lane lane, long count, long size) {
         lock.lock();
         try {
-            records -= count;
-            bytes -= size;
-            budget.acknowledged(count, size, !waiting.isEmpty(), now);
+            LaneState state = unreserve(lane, count, size);
+            state.budget.acknowledged(count, size, !state.waiting.isEmpty(), nanoClock.getAsLong());
+            settleIdle(state);
             released.signalAll();
         } finally {
             lock.unlock();
+        }
+    }
+
+    private LaneState unreserve(Lane lane, long count, long size) {
+        LaneState state = laneOf(lane);
+        state.records -= count;
+        state.bytes -= size;
+        records -= count;
+        bytes -= size;
+        return state;
+    }
+
+    /** A lane left with nothing outstanding and nobody waiting stops its budget's clock. */
+    private void settleIdle(LaneState state) {
+        if (state.isIdle()) {
+            long now = nanoClock.getAsLong();
+            state.budget.idle(now);
+            state.idleSince = now;
         }
     }
 
@@ -179,13 +313,24 @@ final class OutstandingLimit {
         released.awaitNanos(Math.min(leftNanos, REFLUSH_NANOS));
     }
 
-    /** Outstanding now and at the peak since the producer started, and the budget now. */
-    record Usage(long records, long bytes, long peakRecords, long peakBytes, long budgetRecords, long budgetBytes) {}
+    /**
+     * Outstanding now and at the peak since the producer started; the budget now: its lanes' budgets
+     * added up, within the caps; and how many lanes it keeps.
+     */
+    record Usage(long records, long bytes, long peakRecords, long peakBytes, long budgetRecords, long budgetBytes,
+                 int lanes) {}
 
     Usage usage() {
         lock.lock();
         try {
-            return new Usage(records, bytes, peakRecords, peakBytes, budget.records(), budget.bytes());
+            long budgetRecords = 0;
+            long budgetBytes = 0;
+            for (LaneState state : lanes.values()) {
+                budgetRecords += state.budget.records();
+                budgetBytes += state.budget.bytes();
+            }
+            return new Usage(records, bytes, peakRecords, peakBytes, Math.min(budgetRecords, policy.maxRecords()),
+                Math.min(budgetBytes, policy.maxBytes()), lanes.size());
         } finally {
             lock.unlock();
         }

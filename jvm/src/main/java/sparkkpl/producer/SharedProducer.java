@@ -63,14 +63,14 @@ public final class SharedProducer implements ProducerPool.Pooled {
         this.folder = folder;
         this.keepDaemonInPlace = keepDaemonInPlace;
         this.settings = settings;
-        this.limit = new OutstandingLimit(DrainBudget.following(maxRecords, maxBytes, recordTtlMs, System.nanoTime()));
+        this.limit = new OutstandingLimit(DrainBudget.Policy.following(maxRecords, maxBytes, recordTtlMs));
         this.idleTimeoutMs = idleTimeoutMs;
         this.closeTimeoutMs = closeTimeoutMs;
     }
 
     /** Reserves room for a KPL record's task records under the queue limit if there is some now. */
     boolean tryReserve(KplRecord record, TaskQueueStats stats) {
-        return limit.tryAcquire(record.count(), record.bytes(), stats);
+        return limit.tryAcquire(record.lane(), record.count(), record.bytes(), stats);
     }
 
     /**
@@ -79,12 +79,12 @@ public final class SharedProducer implements ProducerPool.Pooled {
      * @throws TimeoutException when the queue stayed full for {@code timeoutNanos}
      */
     void reserve(KplRecord record, long timeoutNanos, TaskQueueStats stats) throws InterruptedException, TimeoutException {
-        limit.acquire(record.count(), record.bytes(), this::flush, timeoutNanos, stats);
+        limit.acquire(record.lane(), record.count(), record.bytes(), this::flush, timeoutNanos, stats);
     }
 
     /** Gives back the room of a reserved KPL record that will not be added. */
     void unreserve(KplRecord record) {
-        limit.release(record.count(), record.bytes());
+        limit.release(record.lane(), record.count(), record.bytes());
     }
 
     /**
@@ -111,7 +111,7 @@ public final class SharedProducer implements ProducerPool.Pooled {
 
     private void settled(KplRecord record, ListenableFuture<UserRecordResult> future) {
         if (acknowledged(future)) {
-            limit.acknowledged(record.count(), record.bytes());
+            limit.acknowledged(record.lane(), record.count(), record.bytes());
         } else {
             unreserve(record);
         }
@@ -220,6 +220,7 @@ public final class SharedProducer implements ProducerPool.Pooled {
         stats.put("peakOutstandingBytes", usage.peakBytes());
         stats.put("budgetRecords", usage.budgetRecords());
         stats.put("budgetBytes", usage.budgetBytes());
+        stats.put("budgetLanes", (long) usage.lanes());
         stats.put("kplOutstandingRecords", (long) kpl.getOutstandingRecordsCount());
         return stats;
     }

@@ -5,7 +5,7 @@ import static org.junit.Assert.assertEquals;
 import java.util.concurrent.TimeUnit;
 import org.junit.Test;
 
-/** The outstanding budget on a clock of its own: what a producer may hold follows what Kinesis acknowledges. */
+/** A lane's outstanding budget on a clock of its own: what it may hold follows what Kinesis acknowledges of it. */
 public class DrainBudgetTest {
     private static final long MIB = 1 << 20;
     private static final long CAP_RECORDS = 100_000;
@@ -13,14 +13,25 @@ public class DrainBudgetTest {
     /** The default RecordTtl: a target wait of 2 s. */
     private static final long TTL_MS = 30_000;
     private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    private static final DrainBudget.Policy POLICY = DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, TTL_MS);
+    private static final Lane SHARD = new Lane("s", "shardId-000000000000");
 
     private long now = 5 * SECOND; // any origin
-    private final DrainBudget budget = DrainBudget.following(CAP_RECORDS, CAP_BYTES, TTL_MS, now);
+    private final DrainBudget budget = busy(POLICY.newLane(SHARD));
+
+    private DrainBudget busy(DrainBudget lane) {
+        lane.busy(now);
+        return lane;
+    }
 
     @Test
-    public void aNewProducerStartsAtASixteenthOfItsCaps() {
-        assertEquals(CAP_RECORDS / 16, budget.records());
-        assertEquals(MIB, budget.bytes());
+    public void aShardStartsAtAnEighthOfASecondOfItsByteLimitAndAStreamAtASixteenthOfTheCaps() {
+        DrainBudget stream = POLICY.newLane(new Lane("s", null));
+
+        assertEquals(1_000, budget.records());
+        assertEquals(128 << 10, budget.bytes());
+        assertEquals(CAP_RECORDS / 16, stream.records());
+        assertEquals(MIB, stream.bytes());
     }
 
     @Test
@@ -34,8 +45,8 @@ public class DrainBudgetTest {
 
     @Test
     public void aSlowerDrainMovesItHalfwayEachWindow() {
-        drainPerSecond(4_000, 4_096_000, true, 1); // four shards
-        drainPerSecond(1_000, 1_024_000, true, 1); // then one
+        drainPerSecond(4_000, 4_096_000, true, 1);
+        drainPerSecond(1_000, 1_024_000, true, 1);
 
         assertEquals(2 * 2_500, budget.records());
         assertEquals(2 * 2_560_000, budget.bytes());
@@ -45,12 +56,12 @@ public class DrainBudgetTest {
     public void aDrainNobodyWaitedForLeavesItAsItWas() {
         drainPerSecond(10, 10_000, false, 3); // the tasks add slowly: that is not what Kinesis can take
 
-        assertEquals(CAP_RECORDS / 16, budget.records());
-        assertEquals(MIB, budget.bytes());
+        assertEquals(1_000, budget.records());
+        assertEquals(128 << 10, budget.bytes());
     }
 
     @Test
-    public void anUnthrottledStreamBringsItToTheCapsAndNoFurther() {
+    public void anUnthrottledShardBringsItToTheCapsAndNoFurther() {
         drainPerSecond(80_000, 80 * MIB, true, 1);
 
         assertEquals(CAP_RECORDS, budget.records());
@@ -63,14 +74,40 @@ public class DrainBudgetTest {
         now += 10 * SECOND; // an outage
         budget.acknowledged(0, 0, true, now);
 
-        assertEquals(CAP_RECORDS / 64, budget.records());
-        assertEquals(CAP_BYTES / 64, budget.bytes());
+        assertEquals(1_000 / 16, budget.records());
+        assertEquals((128 << 10) / 16, budget.bytes());
+    }
+
+    /**
+     * A streaming query's micro-batch drains half a second at 1 MB/s, then its trigger leaves the lane idle
+     * for 10 s, then the next batch drains half a second more: measured over its busy time the rate is 1 MB/s,
+     * where the wall clock would say 1/11 of it and shrink the budget to the floor.
+     */
+    @Test
+    public void idleTimeBetweenBatchesIsLeftOutOfTheRate() {
+        budget.bound(now);
+        acknowledgeOverHalfASecond();
+        budget.idle(now);
+        now += 10 * SECOND;
+        budget.busy(now);
+        budget.bound(now);
+        acknowledgeOverHalfASecond();
+        budget.acknowledged(0, 0, true, now);
+
+        assertEquals(2_000_000, budget.bytes());
+    }
+
+    private void acknowledgeOverHalfASecond() {
+        for (int i = 0; i < 5; i++) {
+            budget.acknowledged(100, 100_000, true, now);
+            now += SECOND / 10;
+        }
     }
 
     @Test
     public void theTargetWaitIsAFifteenthOfRecordTtlAndAtLeastOneSecond() {
-        DrainBudget longTtl = DrainBudget.following(CAP_RECORDS, CAP_BYTES, 150_000, now);
-        DrainBudget shortTtl = DrainBudget.following(CAP_RECORDS, CAP_BYTES, 2_000, now);
+        DrainBudget longTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 150_000).newLane(SHARD));
+        DrainBudget shortTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 2_000).newLane(SHARD));
         for (DrainBudget each : new DrainBudget[] {longTtl, shortTtl}) {
             each.bound(now);
             each.acknowledged(1_000, 1_000_000, true, now + SECOND / 2);
@@ -82,8 +119,8 @@ public class DrainBudgetTest {
     }
 
     @Test
-    public void fixedCapsIgnoreTheDrain() {
-        DrainBudget fixed = DrainBudget.fixed(2, 100);
+    public void capsOnlyIgnoreTheDrain() {
+        DrainBudget fixed = busy(DrainBudget.Policy.capsOnly(2, 100).newLane(SHARD));
         fixed.bound(0);
         fixed.acknowledged(1, 1, true, 10 * SECOND);
         fixed.acknowledged(0, 0, true, 20 * SECOND);

@@ -18,29 +18,30 @@ import org.junit.Test;
 public class OutstandingLimitTest {
     private static final Runnable NO_FLUSH = () -> { };
     private static final long ONE_SECOND = TimeUnit.SECONDS.toNanos(1);
+    private static final Lane LANE = new Lane("s", "shardId-0");
 
     @Test
     public void roomIsRefusedAtEitherCapAndComesBackWithAReleasedRecord() {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(2, 100));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(2, 100));
         TaskQueueStats stats = new TaskQueueStats();
 
-        assertTrue(limit.tryAcquire(1, 40, stats));
-        assertFalse("over the byte cap", limit.tryAcquire(1, 61, stats));
-        assertTrue(limit.tryAcquire(1, 60, stats));
-        assertFalse("over the record cap", limit.tryAcquire(1, 1, stats));
-        limit.release(1, 40);
+        assertTrue(limit.tryAcquire(LANE, 1, 40, stats));
+        assertFalse("over the byte cap", limit.tryAcquire(LANE, 1, 61, stats));
+        assertTrue(limit.tryAcquire(LANE, 1, 60, stats));
+        assertFalse("over the record cap", limit.tryAcquire(LANE, 1, 1, stats));
+        limit.release(LANE, 1, 40);
 
-        assertTrue(limit.tryAcquire(1, 40, stats));
-        assertEquals(new OutstandingLimit.Usage(2, 100, 2, 100, 2, 100), limit.usage());
+        assertTrue(limit.tryAcquire(LANE, 1, 40, stats));
+        assertEquals(new OutstandingLimit.Usage(2, 100, 2, 100, 2, 100, 1), limit.usage());
         assertEquals(2, stats.peakOutstandingRecords());
     }
 
     @Test
     public void aRecordLargerThanTheByteCapIsAdmittedAloneRatherThanNever() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(10, 100));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(10, 100));
         TaskQueueStats stats = new TaskQueueStats();
 
-        limit.acquire(1, 1_000, NO_FLUSH, ONE_SECOND, stats);
+        limit.acquire(LANE, 1, 1_000, NO_FLUSH, ONE_SECOND, stats);
 
         assertEquals(1, limit.usage().records());
         assertEquals(0, stats.backpressureCycles());
@@ -48,13 +49,13 @@ public class OutstandingLimitTest {
 
     @Test
     public void aWaitFlushesTheProducerAndTimesOutSayingWhatIsOutstanding() {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
-        assertTrue(limit.tryAcquire(1, 10, stats));
+        assertTrue(limit.tryAcquire(LANE, 1, 10, stats));
         List<Long> flushes = new ArrayList<>();
 
         TimeoutException timeout = assertThrows(TimeoutException.class,
-            () -> limit.acquire(1, 10, () -> flushes.add(System.nanoTime()), TimeUnit.MILLISECONDS.toNanos(700), stats));
+            () -> limit.acquire(LANE, 1, 10, () -> flushes.add(System.nanoTime()), TimeUnit.MILLISECONDS.toNanos(700), stats));
 
         assertTrue(timeout.getMessage(), timeout.getMessage().contains("with 1 records (10 bytes) outstanding"));
         assertTrue("flushed on entering the wait and again every 500 ms", flushes.size() >= 2);
@@ -62,22 +63,22 @@ public class OutstandingLimitTest {
 
     @Test
     public void aTaskWokenByEveryAcknowledgementFlushesTheProducerAtMostOncePerSpacing() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
-        assertTrue(limit.tryAcquire(1, 10, stats));
+        assertTrue(limit.tryAcquire(LANE, 1, 10, stats));
         int wakeUps = 200;
         Thread acknowledger = new Thread(() -> {
             for (int i = 0; i < wakeUps; i++) { // acknowledgements of other tasks' records: no room for this one
                 sleepMs(1);
-                limit.release(0, 0);
+                limit.release(LANE, 0, 0);
             }
-            limit.release(1, 10);
+            limit.release(LANE, 1, 10);
         });
         List<Long> flushes = new ArrayList<>();
         long start = System.nanoTime();
         acknowledger.start();
 
-        limit.acquire(1, 10, () -> flushes.add(System.nanoTime()), 10 * ONE_SECOND, stats);
+        limit.acquire(LANE, 1, 10, () -> flushes.add(System.nanoTime()), 10 * ONE_SECOND, stats);
 
         long spacings = (System.nanoTime() - start) / OutstandingLimit.FLUSH_SPACING_NANOS;
         assertTrue(flushes.size() + " flushes in " + wakeUps + " wake-ups over " + spacings + " spacings",
@@ -87,16 +88,16 @@ public class OutstandingLimitTest {
 
     @Test
     public void aBlockedRecordIsAdmittedWhenAnAcknowledgementReleasesRoom() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1, 100));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
-        assertTrue(limit.tryAcquire(1, 10, stats));
+        assertTrue(limit.tryAcquire(LANE, 1, 10, stats));
         Thread acknowledger = new Thread(() -> {
             sleepMs(100);
-            limit.release(1, 10);
+            limit.release(LANE, 1, 10);
         });
         acknowledger.start();
 
-        limit.acquire(1, 10, NO_FLUSH, 5 * ONE_SECOND, stats);
+        limit.acquire(LANE, 1, 10, NO_FLUSH, 5 * ONE_SECOND, stats);
 
         assertEquals(1, stats.backpressureCycles());
         assertTrue(stats.blockedMs() >= 50);
@@ -111,7 +112,7 @@ public class OutstandingLimitTest {
      */
     @Test
     public void aLargeRecordIsNotStarvedBySmallOnes() throws Exception {
-        OutstandingLimit limit = new OutstandingLimit(DrainBudget.fixed(1_000_000, 1_000));
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(1_000_000, 1_000));
         BlockingQueue<Object> added = new LinkedBlockingQueue<>();
         AtomicBoolean running = new AtomicBoolean(true);
         List<Thread> threads = new ArrayList<>();
@@ -120,7 +121,7 @@ public class OutstandingLimitTest {
                 TaskQueueStats stats = new TaskQueueStats();
                 while (running.get()) {
                     try {
-                        limit.acquire(1, 10, NO_FLUSH, 10 * ONE_SECOND, stats);
+                        limit.acquire(LANE, 1, 10, NO_FLUSH, 10 * ONE_SECOND, stats);
                     } catch (InterruptedException | TimeoutException e) {
                         return;
                     }
@@ -133,15 +134,81 @@ public class OutstandingLimitTest {
         sleepMs(200); // the small writers fill the cap
 
         try {
-            limit.acquire(1, 950, NO_FLUSH, 3 * ONE_SECOND, new TaskQueueStats());
+            limit.acquire(LANE, 1, 950, NO_FLUSH, 3 * ONE_SECOND, new TaskQueueStats());
         } finally {
             running.set(false);
-            limit.release(1, 950);
+            limit.release(LANE, 1, 950);
             for (Thread thread : threads) {
                 thread.interrupt(); // a writer may be waiting for room that nobody releases any more
                 thread.join(5_000);
             }
         }
+    }
+
+    /**
+     * Ten shards each take 1 MB a second, one of them from a hot key. Measured over the whole producer, the
+     * rate is 10 MB/s, and the hot shard could hold a target wait's worth of it, 20 MB, which it needs 20 s
+     * to drain. Per lane it holds 2 MB, whatever its neighbours drain.
+     */
+    @Test
+    public void aHotShardHoldsWhatItDrainsInTheTargetWaitWhateverItsNeighboursDrain() {
+        long[] now = {0};
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.following(100_000, 64_000_000, 30_000),
+            () -> now[0]);
+        List<Lane> lanes = new ArrayList<>();
+        for (int shard = 0; shard < 10; shard++) {
+            lanes.add(new Lane("s", "shardId-" + shard));
+        }
+        TaskQueueStats stats = new TaskQueueStats();
+        for (int tenth = 0; tenth < 30; tenth++) { // three seconds, a task waiting for room in each lane
+            for (Lane lane : lanes) {
+                assertTrue(limit.tryAcquire(lane, 100, 100_000, stats));
+                assertThrows(TimeoutException.class, () -> limit.acquire(lane, 1, 64_000_000, NO_FLUSH, 1, stats));
+            }
+            now[0] += ONE_SECOND / 10;
+            lanes.forEach(lane -> limit.acknowledged(lane, 100, 100_000));
+        }
+
+        Lane hot = lanes.get(0);
+        assertTrue(limit.tryAcquire(hot, 1, 1_500_000, stats));
+        assertFalse("about 2 MB for the hot shard: " + limit.usage(), limit.tryAcquire(hot, 1, 600_000, stats));
+    }
+
+    @Test
+    public void aRecordForAColdShardDoesNotWaitBehindOneWaitingForAHotShard() throws Exception {
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.following(100_000, 64_000_000, 30_000));
+        Lane hot = new Lane("s", "shardId-hot");
+        Lane cold = new Lane("s", "shardId-cold");
+        assertTrue("a new shard's whole budget", limit.tryAcquire(hot, DrainBudget.SHARD_START_RECORDS, 10,
+            new TaskQueueStats()));
+        Thread waitingForHot = new Thread(() -> {
+            try {
+                limit.acquire(hot, 1, 10, NO_FLUSH, 10 * ONE_SECOND, new TaskQueueStats());
+            } catch (InterruptedException | TimeoutException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        waitingForHot.start();
+        sleepMs(50); // the hot record waits: its shard holds its budget of one record
+
+        long start = System.nanoTime();
+        limit.acquire(cold, 1, 10, NO_FLUSH, 10 * ONE_SECOND, new TaskQueueStats());
+
+        assertTrue("the cold record waited", System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100));
+        limit.release(hot, DrainBudget.SHARD_START_RECORDS, 10);
+        waitingForHot.join(5_000);
+        assertFalse(waitingForHot.isAlive());
+    }
+
+    @Test
+    public void theCapsHoldOverEveryLaneTogether() {
+        OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(2, 1_000));
+        TaskQueueStats stats = new TaskQueueStats();
+
+        assertTrue(limit.tryAcquire(new Lane("s", "a"), 1, 10, stats));
+        assertTrue(limit.tryAcquire(new Lane("s", "b"), 1, 10, stats));
+        assertFalse("two records outstanding in all", limit.tryAcquire(new Lane("s", "c"), 1, 10, stats));
+        assertEquals(3, limit.usage().lanes());
     }
 
     /** Releases the 10-byte records in the order they were added, one a millisecond. */
@@ -151,7 +218,7 @@ public class OutstandingLimitTest {
             try {
                 if (added.poll(10, TimeUnit.MILLISECONDS) != null) {
                     Thread.sleep(1);
-                    limit.release(1, 10);
+                    limit.release(LANE, 1, 10);
                 }
             } catch (InterruptedException e) {
                 return;
