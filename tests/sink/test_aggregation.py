@@ -23,6 +23,7 @@ from spark_kpl_testing.delivery import (
     kcl_view,
     misplaced_aggregates,
     outside_its_shard,
+    read_by_kcl,
     repeated_kinesis_records,
     without_repeated_kinesis_records,
     write_in_background,
@@ -264,9 +265,12 @@ def _write_through_a_reshard(spark, endpoint: KinesisEndpoint, stream: str, resh
     stored_in = Counter(r.shard_id for r in records)
     assert stored_before < RESHARD_ROWS and all(stored_in[shard] for shard in children), (
         f"not mid-write: {stored_before} stored before the reshard; after it, per shard {stored_in}")
+    every_copy = read_by_kcl(_expected(RESHARD_ROWS), records, ranges, data=dedup.strip)
+    print(f"a KCL consumer, every copy: {every_copy.summary()}")
+    assert every_copy.at_least_once, "a KCL consumer: " + every_copy.summary()
     for_kcl = compare(_expected(RESHARD_ROWS),
                       ((dedup.strip(r.data), r.partition_key) for r in without_repeated_kinesis_records(kcl)))
-    assert for_kcl.exactly_once, "a KCL consumer: " + for_kcl.summary()
+    assert for_kcl.exactly_once, "a KCL consumer, the KPL's byte-for-byte re-sends aside: " + for_kcl.summary()
     _assert_every_copy_is_detectable(records)
     stale = _rows_grouped_by_a_stale_map(records, ranges, children)
     assert not stale, f"{len(stale)} (task, row) grouped for a closed shard after the task had regrouped: {stale[:5]}"
