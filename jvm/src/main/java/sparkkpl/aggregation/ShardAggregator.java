@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamApi;
-import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
@@ -138,8 +138,8 @@ public final class ShardAggregator implements RecordGrouping {
     private final long maxRecords;
     private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
-    /** The streams the driver described for this write: which incarnation of each to list. */
-    private final Map<String, StreamDescription> described;
+    /** The task's streams as described for the write: which incarnation of each to list. */
+    private final RowStreams streams;
     private final Map<Target, Open> open = new LinkedHashMap<>();
     /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
     private final Map<String, ShardMap> maps = new HashMap<>();
@@ -157,13 +157,14 @@ public final class ShardAggregator implements RecordGrouping {
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
      * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
-     * @param described the streams the driver described, by name; a stream only rows name is listed
-     *     by name alone. Records of a stream that does not place them by key never come here.
+     * @param streams the task's streams as the driver, or for a stream only rows name the JVM, described
+     *     them (a stream whose creation time is not known is listed by name alone). Records of a stream
+     *     that does not place them by key never come here.
      */
     public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
-                           boolean sinkChoosesKeys, Map<String, StreamDescription> described) {
+                           boolean sinkChoosesKeys, RowStreams streams) {
         this.shardMaps = shardMaps;
-        this.described = described;
+        this.streams = streams;
         this.maxBytes = maxBytes;
         this.maxRecords = queueLimit;
         this.maxRecordBytes = queueLimitBytes;
@@ -266,10 +267,9 @@ public final class ShardAggregator implements RecordGrouping {
         return null;
     }
 
-    /** The creation time the driver described the stream with, or null for a stream only rows name. */
+    /** The creation time the stream was described with for the write, or null when not known. */
     private String createdOf(String stream) {
-        StreamDescription description = described.get(stream);
-        return description == null ? null : description.created();
+        return streams.created(stream);
     }
 
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */

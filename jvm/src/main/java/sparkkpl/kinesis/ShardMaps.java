@@ -14,8 +14,9 @@ import java.util.function.LongSupplier;
  * (so of the same endpoint and credentials); the producer's pool entry owns them, and closes their
  * lister with the producer.
  *
- * <p>A map is fit to build aggregates on while it is of the stream's incarnation the driver described
- * for the write (its creation time) and younger than {@link #MAX_AGE_NANOS}; otherwise, or when a
+ * <p>A map is fit to build aggregates on while it is of the stream's incarnation described for the
+ * write (its creation time: by the driver, or by this JVM for a stream only rows name) and younger than
+ * {@link #MAX_AGE_NANOS}; otherwise, or when a
  * task finds it wrong, the stream is listed again. Tasks that want a newer map at the same time share
  * one {@code ListShards}: one listing per JVM, stream and change, and a task waits only for that
  * listing's result, never behind a lock that other streams' listings hold.
@@ -29,9 +30,8 @@ public final class ShardMaps {
      */
     public static final long MAX_AGE_NANOS = TimeUnit.SECONDS.toNanos(30);
     /**
-     * How long a JVM trusts its description of a stream that only rows name: as long as KPL 1.1's
-     * daemon trusts its own (DescribeStreamSummaryIntervalMs), so the sink adds one call per JVM,
-     * stream and 5 minutes to Kinesis's 20 a second per account, as the daemon does.
+     * How long a JVM trusts its description of a stream that only rows name, within one look of the
+     * driver's: as long as KPL 1.1's daemon trusts its own (DescribeStreamSummaryIntervalMs).
      */
     public static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
 
@@ -56,6 +56,8 @@ public final class ShardMaps {
         final Object describing = new Object();
         StreamDescription description;
         long describedAt;
+        /** The driver's look the description was made for. */
+        String describedFor;
     }
 
     private final Lister lister;
@@ -119,18 +121,23 @@ public final class ShardMaps {
 
     /**
      * A stream that only rows name, as Kinesis describes it: one {@code DescribeStreamSummary} per JVM,
-     * stream and {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks. The driver describes
-     * the write's own stream; no one else tells executors that a stream rows name places records
-     * itself (AUTO), where aggregates would be dropped in part by KCL consumers.
+     * stream and look of the driver's ({@code lookId}: once per batch write, at most every 5 s for a
+     * streaming query), and again past {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks.
+     * The driver describes the write's own stream; no one else tells executors that a stream rows name
+     * places records itself (AUTO), where aggregates would be dropped in part by KCL consumers, or was
+     * created again since the last write (its creation time), where a map or a daemon of the old one
+     * would put records in shards a KCL consumer reads them from no more.
      *
      * @throws IOException when the call fails, naming the stream
      */
-    public StreamDescription describedForRows(String stream) throws IOException {
+    public StreamDescription describedForRows(String stream, String lookId) throws IOException {
         Slot slot = slot(stream);
         synchronized (slot.describing) {
-            if (slot.description == null || nanoClock.getAsLong() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
+            if (slot.description == null || !Objects.equals(slot.describedFor, lookId)
+                    || nanoClock.getAsLong() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
                 slot.description = lister.describe(stream);
                 slot.describedAt = nanoClock.getAsLong();
+                slot.describedFor = lookId;
             }
             return slot.description;
         }

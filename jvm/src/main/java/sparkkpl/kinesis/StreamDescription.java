@@ -1,6 +1,7 @@
 package sparkkpl.kinesis;
 
 import java.io.Serializable;
+import java.math.BigDecimal;
 
 /**
  * What the driver learned of a stream before a write ({@code DescribeStreamSummary}), shipped to the
@@ -24,6 +25,19 @@ public record StreamDescription(String stream, String created, String distributi
      */
     public boolean keysIgnored() {
         return "AUTO".equals(distribution);
+    }
+
+    /**
+     * Whether creation time {@code created} is later than {@code other} (both as Kinesis wrote them, epoch
+     * seconds): of two streams of one name, the one created later is the one that has the name now.
+     * Times that are not numbers count as later when they differ.
+     */
+    public static boolean createdLater(String created, String other) {
+        try {
+            return new BigDecimal(created).compareTo(new BigDecimal(other)) > 0;
+        } catch (NumberFormatException e) {
+            return !created.equals(other);
+        }
     }
 
     public long maxRecordBytes() {

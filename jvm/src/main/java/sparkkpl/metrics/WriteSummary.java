@@ -1,26 +1,38 @@
 package sparkkpl.metrics;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.TaskAcks;
 import sparkkpl.producer.TaskQueueStats;
 
-/** The figures of one task, sent to the driver with its commit, or of a whole write once added up. */
+/**
+ * The figures of one task, sent to the driver with its commit, or of a whole write once added up; with
+ * the streams only rows name as the tasks' JVMs described them, which the driver checks at commit.
+ */
 public final class WriteSummary implements WriterCommitMessage {
     private static final long serialVersionUID = 1L;
-    static final WriteSummary EMPTY = new WriteSummary(new long[WriteMetric.values().length]);
+    static final WriteSummary EMPTY = new WriteSummary(new long[WriteMetric.values().length], Set.of());
 
     private final long[] values;
+    private final Set<StreamDescription> streamsMet;
 
-    private WriteSummary(long[] values) {
+    private WriteSummary(long[] values, Set<StreamDescription> streamsMet) {
         this.values = values;
+        this.streamsMet = streamsMet;
     }
 
-    /** A task's figures so far; {@code committed} says whether it counts as a finished task. */
+    /**
+     * A task's figures so far; {@code committed} says whether it counts as a finished task.
+     *
+     * @param streamsMet the streams only rows name, as the task got them described
+     */
     public static WriteSummary ofTask(TaskAcks acks, long failed, long skipped, long unaggregated, TaskQueueStats queue,
-                                      boolean committed) {
+                                      Set<StreamDescription> streamsMet, boolean committed) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
@@ -33,7 +45,7 @@ public final class WriteSummary implements WriterCommitMessage {
         values[WriteMetric.PEAK_OUTSTANDING_RECORDS.ordinal()] = queue.peakOutstandingRecords();
         values[WriteMetric.PEAK_OUTSTANDING_BYTES.ordinal()] = queue.peakOutstandingBytes();
         values[WriteMetric.TASKS.ordinal()] = committed ? 1 : 0;
-        return new WriteSummary(values);
+        return new WriteSummary(values, Set.copyOf(streamsMet));
     }
 
     /** A task of a micro-batch already delivered before a restart: its rows, not sent again. */
@@ -41,7 +53,7 @@ public final class WriteSummary implements WriterCommitMessage {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_REPLAYED.ordinal()] = rows;
         values[WriteMetric.TASKS.ordinal()] = 1;
-        return new WriteSummary(values);
+        return new WriteSummary(values, Set.of());
     }
 
     /** The figures of every task's commit message added up. */
@@ -59,7 +71,14 @@ public final class WriteSummary implements WriterCommitMessage {
             int i = metric.ordinal();
             sum[i] = metric.combine(values[i], other.values[i]);
         }
-        return new WriteSummary(sum);
+        Set<StreamDescription> met = new HashSet<>(streamsMet);
+        met.addAll(other.streamsMet);
+        return new WriteSummary(sum, Set.copyOf(met));
+    }
+
+    /** The streams only rows name, as the tasks' JVMs described them: an incarnation of one twice if it changed. */
+    public Set<StreamDescription> streamsMet() {
+        return streamsMet;
     }
 
     long get(WriteMetric metric) {

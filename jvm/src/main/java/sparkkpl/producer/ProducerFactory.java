@@ -36,7 +36,7 @@ final class ProducerFactory {
             throw e;
         }
         return new SharedProducer(kpl, folder, keepDaemonInPlace, producerConfig.settings(), shardMaps,
-            spec.queueLimit(), spec.queueLimitBytes(), completed.getRecordTtl(), spec.producerIdleTimeoutMs(),
+            completed.isAggregationEnabled(), spec.queueLimit(), spec.queueLimitBytes(), completed.getRecordTtl(), spec.producerIdleTimeoutMs(),
             spec.shutdownFlushTimeoutMs());
     }
 }

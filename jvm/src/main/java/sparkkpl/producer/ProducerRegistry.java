@@ -1,6 +1,7 @@
 package sparkkpl.producer;
 
 import java.io.IOException;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -10,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.kinesis.StreamApi;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.util.OffTaskThread;
 
 /**
@@ -41,7 +43,22 @@ public final class ProducerRegistry {
 
     /** The JVM's producer for this spec, created if needed; pair with {@link #release}. */
     public static SharedProducer acquire(ProducerSpec spec) {
-        return POOL.acquire(spec, () -> OffTaskThread.call(FACTORY, () -> ProducerFactory.create(spec)));
+        return acquire(spec, List.of());
+    }
+
+    /**
+     * The JVM's producer for this spec, created if needed, whose daemon may send to these streams
+     * ({@link SharedProducer#admits}: none of them was created again since it met them); pair with
+     * {@link #release}.
+     */
+    public static SharedProducer acquire(ProducerSpec spec, Collection<StreamDescription> streams) {
+        while (true) {
+            SharedProducer producer = POOL.acquire(spec, () -> OffTaskThread.call(FACTORY, () -> ProducerFactory.create(spec)));
+            if (streams.stream().allMatch(producer::admits)) {
+                return producer;
+            }
+            POOL.release(producer); // outlived: the pool makes the next one, and closes this one once released
+        }
     }
 
     public static void release(SharedProducer producer) {

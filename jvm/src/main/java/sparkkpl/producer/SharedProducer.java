@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,7 @@ import software.amazon.kinesis.producer.IKinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.natives.DaemonFolder;
 import sparkkpl.util.OffTaskThread;
 
@@ -31,6 +33,14 @@ import sparkkpl.util.OffTaskThread;
  * out rather than fail, and only a KPL that accepts nothing for {@link #RESTART_WAIT_MS} counts as
  * given up ({@link #isBroken}). Before each wait the daemon's binary is put back in place if it has
  * gone (a tmp cleaner), or the KPL would relaunch a missing file once a second forever.
+ *
+ * <p>A daemon that predicts shards (the KPL's aggregation on: its own aggregates, or the tasks' under
+ * aggregation=executor) keeps one shard map per stream name for its life. A stream deleted and created
+ * again under the name starts its shard ids over with other ranges: that daemon would aggregate by the
+ * old map, and re-send byte for byte every record stored in a shard it does not know. So the producer
+ * remembers the incarnation (creation time) of each stream its tasks write to, and once a task meets a
+ * later one it is {@link #admits outlived}: the pool gives the next tasks a new producer, and closes
+ * this one, once drained, when its last holder releases it.
  */
 public final class SharedProducer implements ProducerPool.Pooled {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
@@ -49,17 +59,24 @@ public final class SharedProducer implements ProducerPool.Pooled {
     private final Map<String, String> settings;
     /** Its streams' shard maps, for the tasks that build aggregates: listed with its endpoint and credentials. */
     private final ShardMaps shardMaps;
+    /** Whether its daemon predicts shards, from a map per stream name it keeps for its life. */
+    private final boolean predictsShards;
+    /** The creation time of each stream its tasks write to, where its daemon predicts shards. */
+    private final Map<String, String> incarnations = new ConcurrentHashMap<>();
     private volatile boolean broken;
+    /** Set once a task met a stream created again since this producer's daemon met it. */
+    private volatile boolean outlived;
 
     /**
      * @param keepDaemonInPlace puts the daemon's binary back where the KPL runs it from, if it is gone
      * @param recordTtlMs the KPL's {@code RecordTtl}, which the outstanding budget keeps records' waits well inside
      */
     SharedProducer(IKinesisProducer kpl, DaemonFolder folder, Runnable keepDaemonInPlace, Map<String, String> settings,
-                   ShardMaps shardMaps, long maxRecords, long maxBytes, long recordTtlMs, long idleTimeoutMs,
-                   long closeTimeoutMs) {
+                   ShardMaps shardMaps, boolean predictsShards, long maxRecords, long maxBytes, long recordTtlMs,
+                   long idleTimeoutMs, long closeTimeoutMs) {
         this.kpl = kpl;
         this.shardMaps = shardMaps;
+        this.predictsShards = predictsShards;
         this.folder = folder;
         this.keepDaemonInPlace = keepDaemonInPlace;
         this.settings = settings;
@@ -171,10 +188,36 @@ public final class SharedProducer implements ProducerPool.Pooled {
         }
     }
 
-    /** Whether the KPL gave up on its daemon; the registry then starts a new producer for the next task. */
+    /**
+     * Whether a task may send records for this incarnation of the stream through this producer: its
+     * daemon predicts no shards, or has met no other incarnation of the stream, or only a later one
+     * (the task's write was overtaken by the stream's re-creation and fails at its commit). A task
+     * that meets a later incarnation marks the producer outlived, and must take another.
+     */
+    public boolean admits(StreamDescription stream) {
+        if (!predictsShards || stream.created() == null) {
+            return true;
+        }
+        String seen = incarnations.putIfAbsent(stream.stream(), stream.created());
+        if (seen == null || seen.equals(stream.created()) || !StreamDescription.createdLater(stream.created(), seen)) {
+            return true;
+        }
+        if (!outlived) {
+            outlived = true;
+            LOG.info("Stream '{}' was created again (at {}; this KPL producer's daemon met the one created at {}): "
+                + "the next tasks get a new producer, whose daemon knows only the new stream's shards", stream.stream(),
+                stream.created(), seen);
+        }
+        return false;
+    }
+
+    /**
+     * Whether new tasks need another producer: the KPL gave up on its daemon, or the daemon holds the
+     * shard map of a stream that has been created again since ({@link #admits}).
+     */
     @Override
     public boolean isBroken() {
-        return broken;
+        return broken || outlived;
     }
 
     /**

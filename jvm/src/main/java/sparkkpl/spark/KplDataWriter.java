@@ -20,6 +20,7 @@ import sparkkpl.failures.RowRejected;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.producer.RecordGrouping;
@@ -44,8 +45,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final long timeoutMs;
     /** The task's grouping of records, made on its producer's shard maps once it has one. */
     private final Function<ShardMaps, RecordGrouping> groupingFor;
-    /** How the task learns each stream's placement, on its producer's shard maps. */
-    private final Function<ShardMaps, RowStreams> rowStreamsFor;
+    /** What the task knows of each stream: its placement, its incarnation (described on its producer's maps). */
+    private final RowStreams rowStreams;
     /** The producer of rows naming a stream that places records itself (AUTO), or null: the write's own. */
     private final ProducerSpec autoStreamsSpec;
     private final TaskAcks acks;
@@ -55,7 +56,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     /** Taken on the first row, so an empty partition starts no daemon. */
     private SharedProducer producer;
     private TaskFeed feed;
-    private RowStreams rowStreams;
     /** Taken on the first row naming an AUTO stream, when that has a producer of its own. */
     private SharedProducer autoStreamsProducer;
     private TaskFeed autoStreamsFeed;
@@ -70,11 +70,11 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long acquireNanos;
 
     KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
-                  Function<ShardMaps, RecordGrouping> groupingFor,
-                  Function<ShardMaps, RowStreams> rowStreamsFor, ProducerSpec autoStreamsSpec) {
+                  Function<ShardMaps, RecordGrouping> groupingFor, RowStreams rowStreams,
+                  ProducerSpec autoStreamsSpec) {
         this.partitionId = partitionId;
         this.groupingFor = groupingFor;
-        this.rowStreamsFor = rowStreamsFor;
+        this.rowStreams = rowStreams;
         this.autoStreamsSpec = autoStreamsSpec;
         this.options = options;
         this.assembler = assembler;
@@ -115,13 +115,14 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             firstRowAt = System.nanoTime();
-            producer = ProducerRegistry.acquire(options.producer());
+            startFeed();
             acquireNanos = System.nanoTime() - firstRowAt;
-            rowStreams = rowStreamsFor.apply(producer.shardMaps());
-            feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl,
-                groupingFor.apply(producer.shardMaps()), options.producer().recordMaxBufferedTimeMs());
         }
         RowStreams.Placement placement = rowStreams.placement(record.stream());
+        StreamDescription met = rowStreams.newlyMet();
+        if (met != null && !producer.admits(met)) {
+            replaceOutlivedProducer(met);
+        }
         if (placement == RowStreams.Placement.BY_KINESIS) {
             unaggregated++;
         }
@@ -137,6 +138,28 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         } catch (TimeoutException | InterruptedException e) {
             throw feedFailed("writing to Kinesis stream '" + record.stream() + "'", e);
         }
+    }
+
+    /** Takes the JVM's producer for the streams the task knows of, and feeds it from now on. */
+    private void startFeed() {
+        producer = ProducerRegistry.acquire(options.producer(), rowStreams.known());
+        rowStreams.use(producer.shardMaps());
+        feed = new TaskFeed(producer, acks, queueStats, timeoutMs, this::refusedByKpl,
+            groupingFor.apply(producer.shardMaps()), options.producer().recordMaxBufferedTimeMs());
+    }
+
+    /**
+     * A stream rows name was created again since the task's producer's daemon met it: that daemon would
+     * aggregate or predict shards by the old stream's map. What the task holds goes through that producer
+     * (none of it is for this stream) and is waited for; then the task takes the producer the pool now
+     * makes for every task, and the old one closes, drained, once its last holder releases it.
+     */
+    private void replaceOutlivedProducer(StreamDescription stream) throws IOException {
+        inFeed("delivering its records before it leaves a KPL producer that met an earlier stream named '"
+            + stream.stream() + "'", () -> TaskFeed.finish(feeds(), timeoutMs));
+        ProducerRegistry.release(producer);
+        producer = null;
+        startFeed();
     }
 
     /**
@@ -220,7 +243,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     private WriteSummary summary() {
-        return WriteSummary.ofTask(acks, failures.count(), skipped, unaggregated, queueStats, committed);
+        return WriteSummary.ofTask(acks, failures.count(), skipped, unaggregated, queueStats, rowStreams.met(), committed);
     }
 
     /** Polled by Spark while the task runs and at its end, for the Spark UI. */

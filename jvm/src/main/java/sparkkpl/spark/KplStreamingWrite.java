@@ -85,7 +85,7 @@ final class KplStreamingWrite implements StreamingWrite {
         long started = System.nanoTime();
         CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
             () -> prepareMarker(batchId), BATCH_LOG);
-        look.confirmUnchanged(current);
+        look.confirmUnchanged(current, total.streamsMet());
         long checked = System.nanoTime();
         try {
             CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);

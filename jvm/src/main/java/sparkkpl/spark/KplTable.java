@@ -66,7 +66,7 @@ final class KplTable implements SupportsWrite {
         // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
         WritePlan plan = new WritePlan(options, layout, format, Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout),
             info.queryId(), deadLetterLocation(options), Map.of(),
-            layout.namesStreams() ? resolved.producerForAutoStreams() : null);
+            layout.namesStreams() ? resolved.producerForAutoStreams() : null, null);
         return new WriteBuilder() {
             @Override
             public Write build() {

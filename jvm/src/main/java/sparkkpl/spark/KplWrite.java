@@ -108,8 +108,8 @@ final class KplWrite implements Write {
         /** Every task has committed, so every record they added was acknowledged by Kinesis. */
         @Override
         public void commit(WriterCommitMessage[] messages) {
-            look.confirmUnchanged(plan);
             WriteSummary total = WriteSummary.sum(messages);
+            look.confirmUnchanged(plan, total.streamsMet());
             LOG.info("Kinesis write committed: {}", total.toMap());
             if (plan.options().resultId() != null) {
                 WriteResults.publish(plan.options().resultId(), total);

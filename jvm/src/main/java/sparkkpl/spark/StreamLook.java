@@ -1,8 +1,13 @@
 package sparkkpl.spark;
 
 import java.io.IOException;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -19,8 +24,10 @@ import sparkkpl.kinesis.StreamDescription;
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
  * {@code DescribeStreamSummary}: which incarnation of the stream the tasks list the shards of, whether
  * Kinesis places its records itself (AUTO), and the largest record it takes. Once per batch write;
- * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos}.
- * Executors never describe: Kinesis allows the call 20 times a second per account.
+ * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos},
+ * or a stream it stands on was created again since (one ListShards per stream and micro-batch).
+ * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
+ * Kinesis allows the call 20 times a second per account.
  */
 final class StreamLook {
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
@@ -33,9 +40,16 @@ final class StreamLook {
      */
     private static final Map<String, StreamLook> QUERY_LOOKS = new ConcurrentHashMap<>();
 
+    /**
+     * One look: the write's stream as described, and an id that tells the executors when to describe the
+     * streams rows name again (once per look), so that theirs are never older than the driver's.
+     */
+    private record Look(Map<String, StreamDescription> streams, String id, long atNanos) {}
+
     private final long reuseNanos;
-    private Map<String, StreamDescription> last;
-    private long lastAt;
+    private Look last;
+    /** The streams rows named in the last micro-batch confirmed, as its tasks met them. */
+    private Set<StreamDescription> lastMet = Set.of();
 
     private StreamLook(long reuseNanos) {
         this.reuseNanos = reuseNanos;
@@ -53,7 +67,7 @@ final class StreamLook {
     }
 
     private synchronized boolean expired(long now) {
-        return last != null && now - lastAt >= reuseNanos;
+        return last != null && now - last.atNanos() >= reuseNanos;
     }
 
     /**
@@ -64,12 +78,15 @@ final class StreamLook {
      *     ListShards where {@code listsShards}, the tasks' way of grouping the user's keys by shard):
      *     the write is refused before any task
      */
-    private synchronized Map<String, StreamDescription> describe(WriteOptions options, boolean listsShards) {
+    private synchronized Look describe(WriteOptions options, boolean listsShards) {
         Optional<String> stream = Optional.ofNullable(options.streamName());
-        if (stream.isEmpty()) {
-            return Map.of();
+        if (last != null && System.nanoTime() - last.atNanos() < reuseNanos
+                && stream.map(last.streams()::containsKey).orElse(last.streams().isEmpty())
+                && firstGone(options, lastChecked()) == null) {
+            return last;
         }
-        if (last != null && System.nanoTime() - lastAt < reuseNanos && last.containsKey(stream.get())) {
+        if (stream.isEmpty()) {
+            last = new Look(Map.of(), UUID.randomUUID().toString(), System.nanoTime());
             return last;
         }
         try {
@@ -77,8 +94,7 @@ final class StreamLook {
             if (listsShards && !described.keysIgnored()) {
                 checkListable(options, described);
             }
-            last = Map.of(stream.get(), described);
-            lastAt = System.nanoTime();
+            last = new Look(Map.of(stream.get(), described), UUID.randomUUID().toString(), System.nanoTime());
             return last;
         } catch (StreamApi.StreamCallFailed e) {
             if (e.notFound()) {
@@ -91,6 +107,17 @@ final class StreamLook {
         } catch (Credentials.Unavailable e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * What a micro-batch's look stands on: the streams it described, and those the last micro-batch's
+     * tasks met. Checked before the look is reused (one ListShards each), so that a stream created again
+     * between two micro-batches is described anew, by the driver and, for a new look, by the executors.
+     */
+    private Set<StreamDescription> lastChecked() {
+        Set<StreamDescription> checked = new HashSet<>(last.streams().values());
+        checked.addAll(lastMet);
+        return checked;
     }
 
     /**
@@ -119,20 +146,34 @@ final class StreamLook {
     }
 
     /**
-     * After every task committed, so after Kinesis acknowledged every record: each described stream
-     * the write aggregated records for must still be the one described. One ListShards of one shard
-     * per stream (Kinesis allows 1,000 a second per stream); a stream deleted and created again in
-     * between fails the write, since a consumer may miss records Kinesis reported as written. A
-     * check that cannot be made is logged, not failed: nothing is known to be wrong then.
+     * After every task committed, so after Kinesis acknowledged every record: each stream the write
+     * aggregated records for, described by the driver or (named by rows) by the tasks' JVMs, must still
+     * be the one described, and the tasks must have met one incarnation of it only. One ListShards of
+     * one shard per stream (Kinesis allows 1,000 a second per stream); a stream deleted and created
+     * again in between fails the write, since a consumer may miss records Kinesis reported as written.
+     * A check that cannot be made is logged, not failed: nothing is known to be wrong then.
      *
      * The look is then forgotten: a query restarted from its checkpoint keeps its id, so its next
      * micro-batch would otherwise reuse the description of the stream that is gone, and fail again.
      *
+     * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
      * @throws StreamRecreatedException naming the stream
      */
-    void confirmUnchanged(WritePlan plan) {
+    void confirmUnchanged(WritePlan plan, Collection<StreamDescription> metByTasks) {
         try {
-            confirmUnchanged(plan.options(), plan.streams());
+            Map<String, StreamDescription> described = new HashMap<>(plan.streams());
+            for (StreamDescription met : metByTasks) {
+                StreamDescription other = described.putIfAbsent(met.stream(), met);
+                if (other != null && other.created() != null && !other.created().equals(met.created())) {
+                    throw new StreamRecreatedException(met.stream(), oldest(other.created(), met.created()),
+                        plan.options().writeName());
+                }
+            }
+            StreamDescription gone = firstGone(plan.options(), described.values());
+            if (gone != null) {
+                throw new StreamRecreatedException(gone.stream(), gone.created(), plan.options().writeName());
+            }
+            remember(metByTasks);
         } catch (StreamRecreatedException e) {
             forget();
             throw e;
@@ -141,30 +182,41 @@ final class StreamLook {
 
     private synchronized void forget() {
         last = null;
+        lastMet = Set.of();
     }
 
-    private static void confirmUnchanged(WriteOptions options, Map<String, StreamDescription> described) {
+    private synchronized void remember(Collection<StreamDescription> metByTasks) {
+        lastMet = Set.copyOf(metByTasks);
+    }
+
+    /** The earlier of two creation times, the one the write began on. */
+    private static String oldest(String one, String other) {
+        return StreamDescription.createdLater(one, other) ? other : one;
+    }
+
+    /**
+     * The first of these streams whose name another stream has now, where the write aggregates records
+     * (one ListShards of one shard each), or null. A check that cannot be made is logged, not failed.
+     */
+    private static StreamDescription firstGone(WriteOptions options, Collection<StreamDescription> streams) {
         if (!options.aggregatesRecords()) {
-            return;
+            return null;
         }
-        for (StreamDescription stream : described.values()) {
+        for (StreamDescription stream : streams) {
             if (stream.created() == null || stream.keysIgnored()) {
                 continue; // an emulator that gives no creation time; AUTO streams take no aggregates
             }
-            boolean same;
             try {
-                same = ProducerRegistry.withStreamApi(options.producer(),
-                    api -> api.stillExists(stream.stream(), stream.created()));
+                if (!ProducerRegistry.withStreamApi(options.producer(),
+                        api -> api.stillExists(stream.stream(), stream.created()))) {
+                    return stream;
+                }
             } catch (IOException e) {
                 LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
                     e.getMessage());
-                continue;
-            }
-            if (!same) {
-                throw new StreamRecreatedException(stream.stream(), stream.created(),
-                    options.writeName());
             }
         }
+        return null;
     }
 
     /**
@@ -174,8 +226,8 @@ final class StreamLook {
      * @param config the write's settings as resolved, which the plan's options came from
      */
     WritePlan described(WritePlan plan, WriteConfig config) {
-        Map<String, StreamDescription> now = describe(plan.options(), plan.listsShards());
-        return plan.described(fitted(config, now), now);
+        Look now = describe(plan.options(), plan.listsShards());
+        return plan.described(fitted(config, now.streams()), now.streams(), now.id());
     }
 
     /** The write's settings fitted to each described stream (its maximum record size: {@code RecordAssembler}). */

@@ -29,14 +29,17 @@ import sparkkpl.records.RowLayout;
  * @param autoStreamsProducer the producer of the rows that name a stream which places records itself
  *     (AUTO): not aggregated, its daemon told so; null where the user set the KPL's
  *     RecordDistributionStrategyDefault, or rows name no streams
+ * @param lookId the driver's look that described {@code streams} ({@code StreamLook}): the executors
+ *     describe the streams rows name once per look and JVM; null until the driver looked
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
                  String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
-                 ProducerSpec autoStreamsProducer) implements Serializable {
+                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable {
 
     /** This plan with its options fitted to the streams the driver described, and their descriptions. */
-    WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described) {
-        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer);
+    WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
+        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer,
+            look);
     }
 
     /**
@@ -74,19 +77,20 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
             header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        return new KplDataWriter(partitionId, options, assembler, failures, this::recordGrouping,
-            shardMaps -> new RowStreams(streams, shardMaps, System::nanoTime), separateAutoStreamsProducer());
+        RowStreams rowStreams = new RowStreams(streams, lookId, System::nanoTime);
+        return new KplDataWriter(partitionId, options, assembler, failures,
+            shardMaps -> recordGrouping(shardMaps, rowStreams), rowStreams, separateAutoStreamsProducer());
     }
 
     /**
      * A task's grouping of records into the KPL's user records ({@link Aggregation}), on the shard maps
-     * of the producer it feeds.
+     * of the producer it feeds, for the incarnation of each stream the task knows.
      */
-    private RecordGrouping recordGrouping(ShardMaps shardMaps) {
+    private RecordGrouping recordGrouping(ShardMaps shardMaps, RowStreams rowStreams) {
         ProducerSpec producer = options.producer();
         return options.aggregatesInExecutor()
             ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
-                options.aggregateMaxBytes(), partitioning.choosesKeys(), streams)
+                options.aggregateMaxBytes(), partitioning.choosesKeys(), rowStreams)
             : RecordGrouping.ONE_BY_ONE;
     }
 }

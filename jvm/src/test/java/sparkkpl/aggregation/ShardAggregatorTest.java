@@ -11,7 +11,9 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.Test;
+import sparkkpl.kinesis.FakeLister;
 import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
@@ -46,9 +48,25 @@ public class ShardAggregatorTest {
         }
     }, System::nanoTime);
     private final ShardAggregator aggregator =
-        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, DESCRIBED);
+        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, new RowStreams(DESCRIBED, "look", System::nanoTime));
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
+
+    @Test
+    public void aStreamOnlyRowsNameIsListedForTheIncarnationItsJvmDescribed() {
+        FakeLister lister = new FakeLister(System::nanoTime);
+        lister.created.put("named", "1700000000");
+        ShardMaps maps = new ShardMaps(lister, System::nanoTime);
+        RowStreams streams = new RowStreams(Map.of(), "look", System::nanoTime);
+        streams.use(maps);
+        ShardAggregator keyed = new ShardAggregator(maps, 100_000, 16L << 20, 51_200, false, streams);
+
+        streams.placement("named");
+        keyed.add(new TaskRecord(new KinesisRecord("named", "k", null, DATA), 1, DATA.length + 1), handedOn::add);
+
+        assertEquals("never by name alone: a map of a stream deleted since would fit it for its age",
+            List.of("1700000000"), lister.listedFor);
+    }
 
     @Test
     public void openAggregatesStayUnderTheTaskCapByLettingTheFullestGo() {
@@ -167,7 +185,8 @@ public class ShardAggregatorTest {
 
     @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
-        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true, DESCRIBED);
+        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true,
+            new RowStreams(DESCRIBED, "look", System::nanoTime));
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];
             capped.add(new TaskRecord(new KinesisRecord("s", "k", null, data), row, data.length + 1), handedOn::add);

@@ -5,6 +5,7 @@ import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -17,6 +18,10 @@ public final class FakeLister implements ShardMaps.Lister {
     public volatile boolean closed;
     /** Each stream's record distribution strategy as described (absent: none, a provisioned stream). */
     public final Map<String, String> distributions = new ConcurrentHashMap<>();
+    /** Each stream's creation time as described (absent: none, an endpoint that does not say). */
+    public final Map<String, String> created = new ConcurrentHashMap<>();
+    /** The creation time each listing asked for, in order (null: by name alone, written "by name"). */
+    public final List<String> listedFor = new CopyOnWriteArrayList<>();
     /** Whether describing fails, as without kinesis:DescribeStreamSummary. */
     public volatile boolean describingRefused;
     /** Counted down when a listing starts; a listing waits for {@link #release} before it answers. */
@@ -31,6 +36,7 @@ public final class FakeLister implements ShardMaps.Lister {
     public ShardMap listShards(String stream, String created) throws IOException {
         long listedAt = nanoClock.getAsLong();
         listings.incrementAndGet();
+        listedFor.add(created == null ? "by name" : created);
         started.countDown();
         try {
             release.await();
@@ -48,7 +54,8 @@ public final class FakeLister implements ShardMaps.Lister {
         if (describingRefused) {
             throw new IOException("AccessDeniedException: not authorized to perform kinesis:DescribeStreamSummary");
         }
-        return new StreamDescription(stream, null, distributions.get(stream), StreamDescription.DEFAULT_MAX_RECORD_KIB);
+        return new StreamDescription(stream, created.get(stream), distributions.get(stream),
+            StreamDescription.DEFAULT_MAX_RECORD_KIB);
     }
 
     @Override

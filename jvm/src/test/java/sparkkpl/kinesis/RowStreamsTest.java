@@ -1,24 +1,38 @@
 package sparkkpl.kinesis;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.Before;
 import org.junit.Test;
 import sparkkpl.kinesis.RowStreams.Placement;
 
-/** A task's answer to how each stream places records: the driver's, else its JVM's, asked again when old. */
+/**
+ * A task's answer to how each stream places records, and which incarnation of it the task writes to:
+ * the driver's, else its JVM's for the driver's look, asked again when old.
+ */
 public class RowStreamsTest {
+    private static final StreamDescription OWN =
+        new StreamDescription("own", "1700000000", "AUTO", StreamDescription.DEFAULT_MAX_RECORD_KIB);
     private final AtomicLong clock = new AtomicLong(1_000);
     private final FakeLister lister = new FakeLister(clock::get);
-    private final RowStreams streams = new RowStreams(
-        Map.of("own", new StreamDescription("own", "t1", "AUTO", StreamDescription.DEFAULT_MAX_RECORD_KIB)),
-        new ShardMaps(lister, clock::get), clock::get);
+    private final RowStreams streams = new RowStreams(Map.of("own", OWN), "look", clock::get);
+
+    @Before
+    public void onTheProducersMaps() {
+        streams.use(new ShardMaps(lister, clock::get));
+    }
 
     @Test
     public void theWritesOwnStreamIsAsTheDriverDescribedIt() {
         assertEquals(Placement.BY_KINESIS, streams.placement("own"));
+        assertEquals("1700000000", streams.created("own"));
         assertEquals(0, lister.descriptions.get());
+        assertEquals(Set.of(), streams.met());
     }
 
     @Test
@@ -37,10 +51,32 @@ public class RowStreamsTest {
     }
 
     @Test
+    public void aStreamOnlyRowsNameIsMetOnceWithItsIncarnationForTheProducerAndTheCommit() {
+        lister.created.put("named", "1700000000");
+        assertNull(streams.created("named"));
+        streams.placement("named");
+        assertEquals("1700000000", streams.created("named"));
+        StreamDescription met = streams.newlyMet();
+        assertEquals("1700000000", met.created());
+        streams.placement("named");
+        assertNull("told once", streams.newlyMet());
+
+        lister.created.put("named", "1700000100"); // created again; seen once the answer is old
+        clock.addAndGet(ShardMaps.DESCRIPTION_MAX_AGE_NANOS);
+        streams.placement("named");
+        assertEquals("1700000100", streams.newlyMet().created());
+        assertEquals("both, for the driver to fail the write at its commit", List.of("1700000000", "1700000100"),
+            streams.met().stream().map(StreamDescription::created).toList());
+        assertEquals(Set.of(OWN, met), Set.copyOf(List.copyOf(streams.known()).subList(0, 2)));
+    }
+
+    @Test
     public void aStreamThatCannotBeDescribedIsUnknownNotKeyed() {
         lister.describingRefused = true;
         assertEquals(Placement.UNKNOWN, streams.placement("named"));
         assertEquals(Placement.UNKNOWN, streams.placement("named"));
         assertEquals("asked once per maximum age", 1, lister.descriptions.get());
+        assertNull(streams.created("named"));
+        assertNull(streams.newlyMet());
     }
 }

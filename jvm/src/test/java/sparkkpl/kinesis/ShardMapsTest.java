@@ -76,12 +76,23 @@ public class ShardMapsTest {
 
     @Test
     public void aStreamOnlyRowsNameIsDescribedOncePerMaximumAge() throws Exception {
-        maps.describedForRows("named-by-rows");
+        maps.describedForRows("named-by-rows", "look");
         clock.addAndGet(ShardMaps.DESCRIPTION_MAX_AGE_NANOS - 1);
-        maps.describedForRows("named-by-rows");
+        maps.describedForRows("named-by-rows", "look");
         assertEquals(1, lister.descriptions.get());
         clock.addAndGet(1);
-        maps.describedForRows("named-by-rows");
+        maps.describedForRows("named-by-rows", "look");
+        assertEquals(2, lister.descriptions.get());
+    }
+
+    @Test
+    public void aStreamOnlyRowsNameIsDescribedAgainForTheDriversNextLook() throws Exception {
+        lister.created.put("named-by-rows", "1700000000");
+        assertEquals("1700000000", maps.describedForRows("named-by-rows", "first write").created());
+        lister.created.put("named-by-rows", "1700000100"); // deleted and created again between two writes
+        assertEquals("1700000000", maps.describedForRows("named-by-rows", "first write").created());
+        assertEquals("the next write sees the stream that has the name now",
+            "1700000100", maps.describedForRows("named-by-rows", "next write").created());
         assertEquals(2, lister.descriptions.get());
     }
 

@@ -19,6 +19,7 @@ import software.amazon.kinesis.producer.IKinesisProducer;
 import sparkkpl.kinesis.FakeLister;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.natives.DaemonFolder;
 
 /** The producer's own bookkeeping around a KPL that misbehaves as the real one can. */
@@ -76,7 +77,38 @@ public class SharedProducerTest {
         assertEquals("held by the KPL until acknowledged", 1, producer.usage().records());
     }
 
+    @Test
+    public void aStreamCreatedAgainOutlivesAProducerWhoseDaemonPredictsShards() {
+        SharedProducer producer = producer(SettableFuture::create, () -> { });
+        assertTrue(producer.admits(incarnation("s", "1700000000.5")));
+        assertTrue("the same stream", producer.admits(incarnation("s", "1700000000.5")));
+        assertTrue("another stream", producer.admits(incarnation("t", "1700000100")));
+        assertTrue("an endpoint that gives no creation time", producer.admits(incarnation("s", null)));
+        assertFalse(producer.isBroken());
+
+        assertFalse("created again since", producer.admits(incarnation("s", "1700000010")));
+        assertTrue("replaced for the next tasks", producer.isBroken());
+        assertTrue("a write still on the earlier stream goes on (its commit fails)",
+            producer.admits(incarnation("s", "1700000000.5")));
+    }
+
+    @Test
+    public void aDaemonThatPredictsNoShardsServesAnyIncarnation() {
+        SharedProducer producer = producer(SettableFuture::create, () -> { }, false);
+        assertTrue(producer.admits(incarnation("s", "1700000000")));
+        assertTrue(producer.admits(incarnation("s", "1700000010")));
+        assertFalse(producer.isBroken());
+    }
+
+    private static StreamDescription incarnation(String stream, String created) {
+        return new StreamDescription(stream, created, null, StreamDescription.DEFAULT_MAX_RECORD_KIB);
+    }
+
     private SharedProducer producer(Supplier<Object> addUserRecord, Runnable keepDaemonInPlace) {
+        return producer(addUserRecord, keepDaemonInPlace, true);
+    }
+
+    private SharedProducer producer(Supplier<Object> addUserRecord, Runnable keepDaemonInPlace, boolean predictsShards) {
         IKinesisProducer kpl = (IKinesisProducer) Proxy.newProxyInstance(getClass().getClassLoader(),
             new Class<?>[] {IKinesisProducer.class}, (proxy, method, args) -> {
                 if (method.getName().equals("addUserRecord")) {
@@ -88,6 +120,6 @@ public class SharedProducerTest {
                 throw new UnsupportedOperationException(method.getName());
             });
         return new SharedProducer(kpl, DaemonFolder.create(tmp.getRoot().toPath(), "nativeDir"), keepDaemonInPlace, Map.of(),
-            new ShardMaps(lister, System::nanoTime), 100, 1_000, 30_000, 1_000, 1_000);
+            new ShardMaps(lister, System::nanoTime), predictsShards, 100, 1_000, 30_000, 1_000, 1_000);
     }
 }
