@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from pyspark.sql import functions as F
@@ -175,18 +175,27 @@ def test_a_stream_rows_name_created_again_between_micro_batches_loses_nothing_fo
     assert _delivered(report), "a KCL consumer of the new stream: " + report.summary()
 
 
+@pytest.mark.parametrize("named_by_rows", [False, True], ids=["named-by-the-write", "named-by-rows"])
 def test_a_stream_created_again_during_a_write_fails_it_and_its_rerun_loses_nothing_for_a_kcl_consumer(
-        spark, endpoint: KinesisEndpoint, name: str) -> None:
+        spark, endpoint: KinesisEndpoint, name: str, named_by_rows: bool) -> None:
     """The stream is deleted once a quarter of the rows are stored and created again a second later
     with twice the shards (shard ids start over, with other ranges). An aggregate built on the old
     stream's map and first sent after that is stored in the new shard of the same id, where a KCL
     consumer drops what lies outside its range, and Kinesis reports it written: the sink cannot tell
     which, so the write fails once its tasks are done, and its rerun under the same writeName
-    delivers every row, the first run's copies dropped by record id."""
+    delivers every row, the first run's copies dropped by record id. A stream that only rows name is
+    confirmed at the commit as the write's own is, in the incarnation each task's JVM described."""
     endpoint.create_stream(name, shards=2)
     rows = 40_000
     options = {"recordId": "prefix", "writeName": "nightly", **endpoint.kpl_options()}
-    thread, outcome = write_in_background(spark, _rows(spark, 0, rows, pause_every=100), name, **options)
+    stream: Optional[str] = name
+
+    def shaped(data):
+        return data.withColumn("streamName", F.lit(name)) if named_by_rows else data
+
+    if named_by_rows:
+        stream, options = None, {**options, "target_stream": "streamName"}
+    thread, outcome = write_in_background(spark, shaped(_rows(spark, 0, rows, pause_every=100)), stream, **options)
     wait_for(lambda: len(endpoint.records(name)) >= rows // 4, 60, "a quarter of the rows stored", every=0.1)
     endpoint.delete_stream(name)
     time.sleep(1)
@@ -195,7 +204,7 @@ def test_a_stream_created_again_during_a_write_fails_it_and_its_rerun_loses_noth
     assert isinstance(outcome.get("error"), spark_kpl.StreamRecreated), outcome
     assert outcome["error"].stream == name
 
-    rerun = spark_kpl.write(_rows(spark, 0, rows), name, partition_key="partitionKey", **options)
+    rerun = spark_kpl.write(shaped(_rows(spark, 0, rows)), stream, partition_key="partitionKey", **options)
 
     assert rerun.records_written == rows
     kept: Dict[dedup.RecordId, Tuple[bytes, str]] = {}
@@ -203,7 +212,8 @@ def test_a_stream_created_again_during_a_write_fails_it_and_its_rerun_loses_noth
         kept.setdefault(dedup.record_id(record.data), (dedup.strip(record.data), record.partition_key))
     report = compare(_expected(0, rows), kept.values())
     assert report.exactly_once, "a KCL consumer of the new stream, duplicates dropped by record id: " + report.summary()
-    every_copy = _read_by_kcl(endpoint, name, _expected(0, rows))  # the rerun's and the failed run's copies
+    every_copy = read_by_kcl(_expected(0, rows), endpoint.records(name), endpoint.hash_ranges(name), data=dedup.strip)
+    print(f"\na KCL consumer, every copy of the failed run's and the rerun's: {every_copy.summary()}")
     assert every_copy.at_least_once, every_copy.summary()
 
 

@@ -103,7 +103,7 @@ def compare(expected: Expected, records: Iterable[Tuple[bytes, str]], resent: Op
     return report
 
 
-def write_in_background(spark, rows, stream: str, group: Optional[str] = None,
+def write_in_background(spark, rows, stream: Optional[str], group: Optional[str] = None,
                         **options: str) -> Tuple[threading.Thread, Dict[str, Any]]:
     """Runs ``spark_kpl.write`` of numbered rows on a thread, in job group ``group`` (cancellable,
     interrupting its tasks). Returns the thread and a dict that receives ``result`` or ``error``."""
