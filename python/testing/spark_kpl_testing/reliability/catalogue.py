@@ -13,6 +13,7 @@ from spark_kpl_testing.reliability.faults import (
     StreamDeletion,
     StreamRecreation,
     merge_the_two_shards,
+    rows_write_then_create_again,
     split_first_shard,
     write_then_create_again,
     write_then_switch_to_auto,
@@ -59,6 +60,14 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
         Scenario("stream created again between writes", before=write_then_create_again,
                  note="a write of 1,000 rows in the same session, then the stream deleted and created again under "
                       "its name with 4 shards (shard ids start over, with other hash ranges)"),
+        Scenario("stream created again between writes, named by rows", before=rows_write_then_create_again,
+                 named_by_rows=True,
+                 note="as above, both writes' rows naming the stream (target_stream, no stream option): the "
+                      "executors describe it for each write, and list the new stream's shards"),
+        Scenario("stream created again between writes, aggregation=kpl", options={"aggregation": "kpl"},
+                 before=write_then_create_again,
+                 note="as above, the stream named by the write, the KPL aggregating (its daemon keeps a shard map "
+                      "per stream name: a producer whose daemon met the old stream is replaced)"),
         Scenario("stream created again during a streaming query", during=StreamRecreation(),
                  trigger_after=quarter + count // 8, streaming=True, expect=r"success after [1-9]\d* restart",
                  note="the stream deleted mid micro-batch 1 of 4 (out: what it held then, and the new stream's), "

@@ -17,6 +17,7 @@ from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 from spark_kpl_testing.records import Record
 from spark_kpl_testing.reliability.scenario import PARTITIONS
+from spark_kpl_testing.reliability.writes import naming
 
 #: The records a killed daemon takes with it: one slow shard of unaggregated records keeps most in flight.
 DAEMON_KILL = {"AggregationEnabled": "false", "failOnError": "false", "RecordTtl": "120000"}
@@ -89,19 +90,31 @@ def write_then_create_again(spark, endpoint: KinesisEndpoint, stream: str, optio
     endpoint.create_stream(stream, shards=2 * shards)
 
 
+def rows_write_then_create_again(spark, endpoint: KinesisEndpoint, stream: str, options: Dict[str, str]) -> None:
+    """As :func:`write_then_create_again`, the earlier write's rows naming the stream."""
+    earlier_write(spark, stream, options, named_by_rows=True)
+    shards = endpoint.streams[stream]
+    endpoint.delete_stream(stream)
+    endpoint.create_stream(stream, shards=2 * shards)
+
+
 def write_then_switch_to_auto(spark, endpoint: KinesisEndpoint, stream: str, options: Dict[str, str]) -> None:
     """One write to the (on-demand) stream, then its record distribution strategy switched to AUTO."""
     earlier_write(spark, stream, options)
     endpoint.set_record_distribution(stream, "AUTO")
 
 
-def earlier_write(spark, stream: str, options: Dict[str, str]) -> None:
+def earlier_write(spark, stream: str, options: Dict[str, str], named_by_rows: bool = False) -> None:
     from pyspark.sql import functions as F
 
     earlier = spark.range(1000, numPartitions=PARTITIONS).select(
         F.concat(F.lit(EARLIER_WRITE.decode()), F.col("id").cast("string")).alias("data"),
         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
-    spark_kpl.write(earlier, stream, partition_key="partitionKey", **options)
+    if named_by_rows:
+        spark_kpl.write(naming(earlier, stream), None, target_stream="streamName", partition_key="partitionKey",
+                        **options)
+    else:
+        spark_kpl.write(earlier, stream, partition_key="partitionKey", **options)
 
 
 class DeadLettersTurnedIntoFile:

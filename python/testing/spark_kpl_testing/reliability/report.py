@@ -29,7 +29,9 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "copy of a payload carries the same record id, so `spark_kpl.dedup` drops them all; *missing* = input "
         "records not in the stream; *missing for a KCL consumer* = input records a KCL consumer would not receive: "
         "it drops a whole KPL aggregate when any record in it hashes outside the range of the shard that stored it "
-        "(after a split or merge); *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
+        "(after a split or merge); *duplicated for a KCL consumer* = extra copies such a consumer reads, every copy "
+        "counted, of which *re-sent* Kinesis records are byte-for-byte copies of another (the KPL's own re-sends after "
+        "\"Wrong Shard\"); *failed attempts* = Spark task attempts that failed (then retried, up to 4 "
         "per task); *faults the endpoint injected*: its counters of record errors and failed calls. With "
         "`failOnError=false` the write keeps its undelivered records under `deadLetterPath`, and the outcome "
         "compares them with the missing ones. The streaming driver kill runs the query in a driver process of "
@@ -38,15 +40,15 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "checkpoint.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
-        "| missing | missing for a KCL consumer | failed attempts | faults the endpoint injected | outcome "
-        "| duration (s) |",
-        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|",
+        "| missing | missing for a KCL consumer | duplicated for a KCL consumer | re-sent (Kinesis records) "
+        "| failed attempts | faults the endpoint injected | outcome | duration (s) |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---:|",
     ]
     for r in results:
         lines.append(
             f"| {cell(r['scenario'])} | {cell(r['note'] or 'none')} | {r['in']} | {r['total']} | {r['distinct']} "
             f"| {r['duplicates']} | {'yes' if r['detectable'] else 'NO'} | {r['missing']} | {r['missing_for_kcl']} "
-            f"| {r['failed_attempts']} "
+            f"| {r['duplicated_for_kcl']} | {r['resent_for_kcl']} | {r['failed_attempts']} "
             f"| {cell(r['hit'])} | {cell(r['outcome'])} | {r['seconds']:.1f} |")
     flagged = [r["scenario"] for r in results if r["reported_but_absent"] or r["unexpected"]]
     broken = [f"{r['scenario']} ({'; '.join(r['violations'])})" for r in results if r["violations"]]

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from spark_kpl import dedup
 from spark_kpl_testing.cluster import StandaloneCluster
-from spark_kpl_testing.delivery import kcl_view, wait_until_settled
+from spark_kpl_testing.delivery import kcl_view, repeated_kinesis_records, wait_until_settled
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.records import Record
@@ -62,7 +62,8 @@ def tally(stored: List[Tuple[List[Record], Dict[str, Any]]], count: int) -> Dict
         return [r for r in records if not r.data.startswith(EARLIER_WRITE)]
 
     records = [r for held, _ in stored for r in counted(held)]
-    kcl = [r for held, ranges in stored for r in counted(kcl_view(held, ranges))]
+    kcl_per_incarnation = [counted(kcl_view(held, ranges)) for held, ranges in stored]
+    kcl = [r for read in kcl_per_incarnation for r in read]
     payloads: Counter = Counter()
     ids: Counter = Counter()
     id_of_payload: Dict[bytes, set] = {}
@@ -73,13 +74,18 @@ def tally(stored: List[Tuple[List[Record], Dict[str, Any]]], count: int) -> Dict
         id_of_payload.setdefault(body(record.data), set()).add(rid)
     distinct = len(payloads)
     expected = {f"row-{i} ".ljust(100, ".").encode() for i in range(count)}
+    read_by_kcl = Counter(body(r.data) for r in kcl)
     return {
         "total": sum(payloads.values()), "distinct": distinct, "duplicates": sum(payloads.values()) - distinct,
         # Detectable: every copy of a payload carries one and the same id, so dropping repeated ids leaves
         # exactly one copy of each payload.
         "detectable": all(len(v) == 1 for v in id_of_payload.values()) and len(ids) == distinct,
         "missing_rows": expected - set(payloads),
-        "missing_for_kcl_rows": expected - {body(r.data) for r in kcl},
+        "missing_for_kcl_rows": expected - set(read_by_kcl),
+        # What a KCL consumer reads more than once, every copy counted; and the Kinesis records among what
+        # it reads that are byte-for-byte copies of another (the KPL's "Wrong Shard" re-sends).
+        "duplicated_for_kcl": sum(read_by_kcl.values()) - len(read_by_kcl),
+        "resent_for_kcl": sum(repeated_kinesis_records(read) for read in kcl_per_incarnation),
         "unexpected": len(set(payloads) - expected),
     }
 
@@ -188,6 +194,7 @@ def run_all(spark, endpoint: KinesisEndpoint, numbered: List[Tuple[int, Scenario
         print(f"{result['scenario']}: in {result['in']}, out {result['total']} "
               f"({result['distinct']} distinct), dup {result['duplicates']} "
               f"missing for KCL {result['missing_for_kcl']} (detectable {result['detectable']}), "
+              f"for KCL dup {result['duplicated_for_kcl']} re-sent {result['resent_for_kcl']}, "
               f"missing {result['missing']}, failed attempts {result['failed_attempts']}, "
               f"hit [{result['hit']}], {result['outcome'][:300]} [{result['seconds']:.1f} s]"
               + (f" BROKEN: {'; '.join(result['violations'])}" if result["violations"] else ""), flush=True)

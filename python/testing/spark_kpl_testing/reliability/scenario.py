@@ -43,6 +43,8 @@ class Scenario:
     driver_killed: bool = False
     #: The stream is on-demand (it has a record distribution strategy).
     on_demand: bool = False
+    #: The rows name the stream (a streamName column, target_stream), the write does not.
+    named_by_rows: bool = False
     #: (spark, endpoint, stream, options) -> None, run before the write, in the same Spark session.
     before: Optional[Callable[[Any, KinesisEndpoint, str, Dict[str, str]], None]] = None
 

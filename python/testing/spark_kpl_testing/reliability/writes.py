@@ -29,6 +29,13 @@ def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100):
         F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
 
 
+def naming(rows, stream: str):
+    """``rows`` with a streamName column naming ``stream``, for a write whose rows name their stream."""
+    from pyspark.sql import functions as F
+
+    return rows.withColumn("streamName", F.lit(stream))
+
+
 def body(data: bytes) -> bytes:
     """The row a record was made of: without its record id and what the row's pause appended."""
     return dedup.strip(data)[:100]
@@ -99,6 +106,10 @@ def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, opt
         return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
     if scenario.streaming:
         return run_streaming(spark, data, stream, options, groups), None
-    result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix", **options)
+    if scenario.named_by_rows:
+        result = spark_kpl.write(naming(data, stream), None, target_stream="streamName", partition_key="partitionKey",
+                                 recordId="prefix", **options)
+    else:
+        result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix", **options)
     return f"success: {result.records_written} written, {result.records_failed} failed", result.records_written
 
