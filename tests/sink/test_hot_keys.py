@@ -36,7 +36,7 @@ def limits_endpoint() -> Iterator[KinesisEndpoint]:
 
 
 #: Producers writing into one shard at once in the test of many producers: one write, one task each.
-PRODUCERS_PER_SHARD = 16
+PRODUCERS_PER_SHARD = 32
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +54,14 @@ def local_spark(limits_endpoint: KinesisEndpoint) -> Iterator[Any]:
         spark.stop()
 
 
-def keyed_rows(spark, count: int, hot_every: int):
+def keyed_rows(spark, count: int, hot_every: int, partitions: int = 2):
     """``count`` rows of :data:`ROW_BYTES`; every ``hot_every``-th has :data:`HOT_KEY`, the others a key of their own
     (``hot_every`` 0: none is hot)."""
     from pyspark.sql import functions as F
 
     own_key = F.format_string("key-%d", "id")
     key = own_key if hot_every == 0 else F.when(F.col("id") % hot_every == 0, F.lit(HOT_KEY)).otherwise(own_key)
-    return spark.range(count, numPartitions=2).select(
+    return spark.range(count, numPartitions=partitions).select(
         F.rpad(F.format_string("row-%d-", "id"), ROW_BYTES, "x").alias("data"), key.alias("partitionKey"))
 
 
@@ -122,18 +122,18 @@ def test_a_hot_key_on_a_wide_stream_at_its_limits_neither_expires_nor_slows_the_
     limits_endpoint.delete_stream(hot_stream)
 
 
-def test_sixteen_producers_on_one_shard_at_its_limits_neither_expire_nor_slow_the_writes_past_the_shards_floor(
+def test_thirty_two_producers_on_one_shard_at_its_limits_neither_expire_nor_slow_the_writes_past_the_shards_floor(
         local_spark: Any, limits_endpoint: KinesisEndpoint):
-    """16 writes at once from one application, each with a producer (and daemon) of its own, into one shard."""
+    """32 writes at once from one application, each with a producer (and daemon) of its own, into one shard."""
     stream = "narrow"
     limits_endpoint.create_stream(stream, shards=1)
-    rows_each = 2_500
+    rows_each = 40_000 // PRODUCERS_PER_SHARD
     results: List[Any] = [None] * PRODUCERS_PER_SHARD
     errors: List[BaseException] = []
 
     def write(index: int) -> None:
         try:
-            own_rows = keyed_rows(local_spark, rows_each, 0)
+            own_rows = keyed_rows(local_spark, rows_each, 0, partitions=1)
             rows = own_rows.selectExpr(f"concat('p{index}-', data) AS data", "partitionKey")
             # A queueLimit of its own: a producer of its own, at the default caps within 1 %.
             results[index] = spark_kpl.write(rows, stream, partition_key="partitionKey",
@@ -142,12 +142,16 @@ def test_sixteen_producers_on_one_shard_at_its_limits_neither_expire_nor_slow_th
             errors.append(error)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(PRODUCERS_PER_SHARD)]
+    limits_endpoint.reset_counters()
     started = time.monotonic()
+    wall_started = time.time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     seconds = time.monotonic() - started
+    first_put_after = (limits_endpoint.first_put_at or wall_started) - wall_started
+    stats = limits_endpoint.stats()
 
     assert not errors, errors
     expected = {f"p{i}-".encode() + data: key for i in range(PRODUCERS_PER_SHARD)
@@ -157,6 +161,7 @@ def test_sixteen_producers_on_one_shard_at_its_limits_neither_expire_nor_slow_th
     assert all(r.records_failed == 0 for r in results), results
     floor = sum(len(data) + len(key) for data, key in expected.items()) / KINESIS_SHARD_BYTES_PER_SECOND
     print(f"\n{PRODUCERS_PER_SHARD} producers into one shard: {seconds:.1f} s against the shard's floor of "
-          f"{floor:.1f} s ({seconds / floor:.2f} x)")
+          f"{floor:.1f} s ({seconds / floor:.2f} x); first record after {first_put_after:.1f} s, "
+          f"{stats['records_rejected']} throttled, {stats['bytes_received'] / 2**20:.1f} MiB received")
     assert seconds <= FLOOR_SLACK * floor, f"{seconds:.1f} s, floor {floor:.1f} s; {results}"
     limits_endpoint.delete_stream(stream)

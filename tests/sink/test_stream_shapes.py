@@ -27,6 +27,7 @@ from spark_kpl_testing.delivery import (
     partition_key_hash,
     read_by_kcl,
     repeated_kinesis_records,
+    without_repeated_kinesis_records,
     write_in_background,
 )
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
@@ -43,6 +44,10 @@ KEYS = 1000
 KEEP_PRODUCERS = {"producerIdleTimeoutMs": "60000"}
 #: The share of rows a KCL consumer may read more than once, every copy counted.
 DUPLICATES_BOUND = 0.01
+#: Across a split, the Kinesis records the KPL daemon may send again byte for byte: those it had in flight
+#: to the parent, predicted for it by its map from before the split ("Wrong Shard" in the KPL). Each is an
+#: aggregate of up to ~1,100 of these rows, so they can be more than DUPLICATES_BOUND of a short write.
+SPLIT_RESENDS_BOUND = 8
 _names = itertools.count()
 
 
@@ -348,8 +353,14 @@ def test_children_listed_late_after_a_split_do_not_make_the_sink_send_stored_row
 
     assert "error" not in outcome, outcome.get("error")
     assert outcome["result"].records_written == rows
-    report = _read_by_kcl(endpoint, name, _expected(0, rows, keys))
-    assert _delivered(report), "a KCL consumer: " + report.summary()
+    expected = _expected(0, rows, keys)
+    report = _read_by_kcl(endpoint, name, expected)
+    assert report.at_least_once, "a KCL consumer: " + report.summary()
+    # A row read twice only inside a Kinesis record the daemon sent again, never sent again by the sink.
+    assert report.resent is not None and report.resent <= SPLIT_RESENDS_BOUND, report.summary()
+    once_each = read_by_kcl(expected, without_repeated_kinesis_records(endpoint.records(name)),
+                            endpoint.hash_ranges(name))
+    assert not once_each.duplicated, "the sink sent stored rows again: " + once_each.summary()
 
 
 def test_rows_naming_their_streams_are_stored_once_however_slow_describing_is(
