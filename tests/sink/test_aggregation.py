@@ -120,7 +120,7 @@ def _expected(count: int) -> Dict[bytes, str]:
     return {f"%0{DATA_BYTES}d".encode() % i: f"user-{i % KEYS}" for i in range(count)}
 
 
-#: Caps a write of ROWS never reaches, not even a new producer's starting budget (1/16 of them).
+#: Caps a write of ROWS never reaches, not even the starting budget of a stream or shard (1/16, 1/128 of them).
 OUT_OF_REACH = {"queueLimit": str(10**9), "queueLimitBytes": str(2**40)}
 
 

@@ -21,9 +21,9 @@ package sparkkpl.producer;
  * would only dilute it. An unthrottled shard answers in a fraction of the target wait, so there the
  * budget grows past the caps within a window or two and the caps rule.
  *
- * <p>A new shard lane starts small ({@value #SHARD_START_BYTES} bytes): what several producers admit
- * into one shard before their first measurement cannot be called back, and a shard takes only 1 MiB a
- * second whoever sends. A stream lane (records whose shard is not known) starts at 1/{@value
+ * <p>A new shard lane starts small (1/{@value #SHARD_START_SHARE} of the caps): what several producers
+ * admit into one shard before their first measurement cannot be called back, and a shard takes only
+ * 1 MiB a second whoever sends. A stream lane (records whose shard is not known) starts at 1/{@value
  * #STREAM_START_SHARE} of the caps, as a whole stream may take much more. Not thread-safe: {@link
  * OutstandingLimit} calls it under its lock.
  */
@@ -34,13 +34,12 @@ final class DrainBudget {
     static final long MIN_TARGET_WAIT_MS = 1_000;
     static final long WINDOW_MS = 1_000;
     /**
-     * A shard lane's first budget in bytes: an eighth of a second of a shard's byte limit, enough for one
-     * producer to keep the shard busy at the KPL's usual buffering, and 2 MiB (two seconds of the shard)
-     * for 16 producers that start on it at once.
+     * A shard lane starts at this share of the caps: 128 KiB at the default caps, an eighth of a second
+     * of a shard's byte limit, enough for one producer to keep the shard busy at the KPL's usual
+     * buffering, and 4 MiB (four seconds of the shard) for 32 producers that start on it at once. Caps
+     * raised out of reach raise it with them.
      */
-    static final long SHARD_START_BYTES = 128 << 10;
-    /** A shard lane's first budget in user records: a second of a shard's record limit. */
-    static final long SHARD_START_RECORDS = 1_000;
+    static final int SHARD_START_SHARE = 128;
     /** A shard lane's floor, as a share of its start: one producer of many on a shard holds little. */
     static final int SHARD_FLOOR_SHARE = 16;
     static final int STREAM_START_SHARE = 16;
@@ -72,8 +71,8 @@ final class DrainBudget {
                 return new DrainBudget(this, maxRecords, maxBytes, maxRecords, maxBytes);
             }
             if (lane.isShard()) {
-                long startRecords = Math.min(SHARD_START_RECORDS, maxRecords);
-                long startBytes = Math.min(SHARD_START_BYTES, maxBytes);
+                long startRecords = Math.max(1, maxRecords / SHARD_START_SHARE);
+                long startBytes = Math.max(1, maxBytes / SHARD_START_SHARE);
                 return new DrainBudget(this, startRecords, startBytes, Math.max(1, startRecords / SHARD_FLOOR_SHARE),
                     Math.max(1, startBytes / SHARD_FLOOR_SHARE));
             }

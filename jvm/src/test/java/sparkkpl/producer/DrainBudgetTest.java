@@ -25,10 +25,10 @@ public class DrainBudgetTest {
     }
 
     @Test
-    public void aShardStartsAtAnEighthOfASecondOfItsByteLimitAndAStreamAtASixteenthOfTheCaps() {
+    public void aShardStartsAt128thOfTheCapsAndAStreamAtASixteenth() {
         DrainBudget stream = POLICY.newLane(new Lane("s", null));
 
-        assertEquals(1_000, budget.records());
+        assertEquals(CAP_RECORDS / 128, budget.records());
         assertEquals(128 << 10, budget.bytes());
         assertEquals(CAP_RECORDS / 16, stream.records());
         assertEquals(MIB, stream.bytes());
@@ -56,7 +56,7 @@ public class DrainBudgetTest {
     public void aDrainNobodyWaitedForLeavesItAsItWas() {
         drainPerSecond(10, 10_000, false, 3); // the tasks add slowly: that is not what Kinesis can take
 
-        assertEquals(1_000, budget.records());
+        assertEquals(CAP_RECORDS / 128, budget.records());
         assertEquals(128 << 10, budget.bytes());
     }
 
@@ -74,7 +74,7 @@ public class DrainBudgetTest {
         now += 10 * SECOND; // an outage
         budget.acknowledged(0, 0, true, now);
 
-        assertEquals(1_000 / 16, budget.records());
+        assertEquals(CAP_RECORDS / 128 / 16, budget.records());
         assertEquals((128 << 10) / 16, budget.bytes());
     }
 

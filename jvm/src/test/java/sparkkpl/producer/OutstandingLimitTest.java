@@ -179,7 +179,7 @@ public class OutstandingLimitTest {
         OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.following(100_000, 64_000_000, 30_000));
         Lane hot = new Lane("s", "shardId-hot");
         Lane cold = new Lane("s", "shardId-cold");
-        assertTrue("a new shard's whole budget", limit.tryAcquire(hot, DrainBudget.SHARD_START_RECORDS, 10,
+        assertTrue("a new shard's whole budget", limit.tryAcquire(hot, 100_000 / DrainBudget.SHARD_START_SHARE, 10,
             new TaskQueueStats()));
         Thread waitingForHot = new Thread(() -> {
             try {
@@ -195,7 +195,7 @@ public class OutstandingLimitTest {
         limit.acquire(cold, 1, 10, NO_FLUSH, 10 * ONE_SECOND, new TaskQueueStats());
 
         assertTrue("the cold record waited", System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(100));
-        limit.release(hot, DrainBudget.SHARD_START_RECORDS, 10);
+        limit.release(hot, 100_000 / DrainBudget.SHARD_START_SHARE, 10);
         waitingForHot.join(5_000);
         assertFalse(waitingForHot.isAlive());
     }
