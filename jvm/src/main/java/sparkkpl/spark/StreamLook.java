@@ -29,31 +29,39 @@ final class StreamLook {
 
     /**
      * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
-     * for every micro-batch, so the look must outlive it to be reused.
+     * for every micro-batch, so the look must outlive it to be reused. A look is forgotten once it is
+     * as old as its reuse allows, described or not (a query whose rows name every stream has nothing
+     * described), so the map holds only the queries that ran in the last {@link #MICRO_BATCH_REUSE_NANOS}.
      */
     private static final Map<String, StreamLook> QUERY_LOOKS = new ConcurrentHashMap<>();
 
     private final long reuseNanos;
     private Map<String, StreamDescription> last;
+    /** When {@code last} was described, or the look made if never since. */
     private long lastAt;
 
-    private StreamLook(long reuseNanos) {
+    private StreamLook(long reuseNanos, long madeAt) {
         this.reuseNanos = reuseNanos;
+        this.lastAt = madeAt;
     }
 
     static StreamLook perWrite() {
-        return new StreamLook(0);
+        return new StreamLook(0, System.nanoTime());
     }
 
     /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
     static StreamLook forQuery(String writeId) {
-        long now = System.nanoTime();
-        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // stopped queries': nothing to reuse there
-        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS));
+        return forQuery(writeId, System.nanoTime());
+    }
+
+    /** {@link #forQuery(String)} at {@code now}, as {@link System#nanoTime} gives it. */
+    static StreamLook forQuery(String writeId, long now) {
+        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // nothing to reuse there any more
+        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
     }
 
     private synchronized boolean expired(long now) {
-        return last != null && now - lastAt >= reuseNanos;
+        return now - lastAt >= reuseNanos;
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -22,6 +23,11 @@ public final class FakeLister implements ShardMaps.Lister {
     /** Counted down when a listing starts; a listing waits for {@link #release} before it answers. */
     public volatile CountDownLatch started = new CountDownLatch(0);
     public volatile CountDownLatch release = new CountDownLatch(0);
+    /** What a listing dies of once released, if anything: an Error, which no catch of IOException sees. */
+    public volatile Error listingDies;
+    /** Counted down when a description starts; each description then takes one of {@link #descriptionsLetThrough}. */
+    public volatile CountDownLatch describeStarted = new CountDownLatch(0);
+    public final Semaphore descriptionsLetThrough = new Semaphore(Integer.MAX_VALUE);
 
     public FakeLister(LongSupplier nanoClock) {
         this.nanoClock = nanoClock;
@@ -32,11 +38,9 @@ public final class FakeLister implements ShardMaps.Lister {
         long listedAt = nanoClock.getAsLong();
         listings.incrementAndGet();
         started.countDown();
-        try {
-            release.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
+        waitFor(release::await);
+        if (listingDies != null) {
+            throw listingDies;
         }
         return new ShardMap(List.of(new ShardMap.Shard("shardId-0", BigInteger.ZERO,
             BigInteger.TWO.pow(128).subtract(BigInteger.ONE))), created, listedAt);
@@ -45,10 +49,26 @@ public final class FakeLister implements ShardMaps.Lister {
     @Override
     public StreamDescription describe(String stream) throws IOException {
         descriptions.incrementAndGet();
+        describeStarted.countDown();
+        waitFor(descriptionsLetThrough::acquire);
         if (describingRefused) {
             throw new IOException("AccessDeniedException: not authorized to perform kinesis:DescribeStreamSummary");
         }
         return new StreamDescription(stream, null, distributions.get(stream), StreamDescription.DEFAULT_MAX_RECORD_KIB);
+    }
+
+    private interface Wait {
+        void run() throws InterruptedException;
+    }
+
+    /** Waits as a call to Kinesis would: an interrupt fails it. */
+    private static void waitFor(Wait wait) throws IOException {
+        try {
+            wait.run();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
     }
 
     @Override
