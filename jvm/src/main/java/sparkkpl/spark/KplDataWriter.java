@@ -20,6 +20,7 @@ import sparkkpl.failures.RowRejected;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMaps;
+import sparkkpl.metrics.ExecutorTotals;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.producer.RecordGrouping;
@@ -252,6 +253,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public void close() {
+        ExecutorTotals.taskEnded(summary());
         if (autoStreamsProducer != null) {
             autoStreamsFeed.discard();
             ProducerRegistry.release(autoStreamsProducer);
