@@ -26,7 +26,8 @@ import sparkkpl.producer.ProducerRegistry;
 public final class KplMetricsPlugin implements SparkPlugin {
     /** Figures of {@code SharedProducer.stats()} that add up over the JVM's producers. */
     static final List<String> PRODUCER_SUMS =
-        List.of("outstandingRecords", "outstandingBytes", "budgetRecords", "budgetBytes", "kplOutstandingRecords");
+        List.of("outstandingRecords", "outstandingBytes", "budgetRecords", "budgetBytes", "budgetLanes",
+            "kplOutstandingRecords");
     /** Figures of {@code SharedProducer.stats()} of which the highest is the JVM's. */
     static final List<String> PRODUCER_PEAKS = List.of("peakOutstandingRecords", "peakOutstandingBytes");
 
