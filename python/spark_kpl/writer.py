@@ -35,7 +35,9 @@ class WriteResult:
     stored their aggregate in a shard it was not built for (a reshard mid-write), where a consumer
     that checks hash ranges (the KCL) drops it; ``records_unaggregated`` rows sent one per Kinesis record
     because their stream places records itself (record distribution strategy ``AUTO``), where a consumer
-    that checks hash ranges would drop an aggregate.
+    that checks hash ranges would drop an aggregate. ``kinesis_records_written`` counts the Kinesis
+    records acknowledged (with the default aggregation, each an aggregate of many records), and
+    ``kinesis_throttles`` the attempts Kinesis refused for its shard's throughput, which the KPL retried.
 
     ``peak_outstanding_*`` are the highest any executor's shared producer had outstanding
     (added, not yet acknowledged by Kinesis) while this write's tasks added records.
@@ -48,6 +50,8 @@ class WriteResult:
     records_resent: int
     records_unaggregated: int
     bytes_written: int
+    kinesis_records_written: int
+    kinesis_throttles: int
     backpressure_cycles: int
     blocked_ms: int
     peak_outstanding_records: int

@@ -82,3 +82,11 @@ def test_the_example_says_which_kpl_defaults_the_sink_replaces():
                             ("RecordDistributionStrategyDefault", "USER_PARTITION_KEY")):
         at = next(i for i, line in enumerate(lines) if line.startswith(f"# spark.kpl.{key} "))
         assert f"the sink sets this to {sink_value}" in lines[at - 1], lines[at - 1]
+
+
+def test_every_figure_a_write_reports_is_documented_in_the_api_metrics_table():
+    from spark_kpl._facts import METRICS
+
+    section = (REPO / "docs" / "api.md").read_text().split("## Metrics:", 1)[1].split("\n## ", 1)[0]
+    undocumented = [name for name in METRICS if f"`{name}`" not in section]
+    assert undocumented == []

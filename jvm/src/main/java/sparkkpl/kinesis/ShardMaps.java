@@ -3,6 +3,7 @@ package sparkkpl.kinesis;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -46,18 +47,19 @@ public final class ShardMaps {
         void close();
     }
 
-    /** One stream's latest map and the listing under way, if any. */
+    /** One stream's latest map and description, and the listing and description under way, if any. */
     private static final class Slot {
         ShardMap latest;
         CompletableFuture<ShardMap> listing;
         String listingFor;
         long listingStarted;
-        /** Guards the description below, apart from the listing, which tasks must not wait behind. */
-        final Object describing = new Object();
         StreamDescription description;
         long describedAt;
         /** The driver's look the description was made for. */
         String describedFor;
+        /** The description under way, shared by the tasks asking meanwhile, and the look it is for. */
+        CompletableFuture<StreamDescription> describing;
+        String describingFor;
     }
 
     private final Lister lister;
@@ -114,64 +116,110 @@ public final class ShardMaps {
             }
         }
         if (mine) {
-            list(stream, created, slot, listing);
+            shareResult(listing, () -> listed(stream, created, slot), () -> {
+                synchronized (slot) {
+                    if (slot.listing == listing) {
+                        slot.listing = null;
+                    }
+                }
+            });
         }
-        return await(listing, stream);
+        return await(listing, "listing the shards of stream '" + stream + "'");
+    }
+
+    private ShardMap listed(String stream, String created, Slot slot) throws IOException {
+        ShardMap listed = lister.listShards(stream, created);
+        synchronized (slot) {
+            slot.latest = listed;
+        }
+        return listed;
     }
 
     /**
      * A stream that only rows name, as Kinesis describes it: one {@code DescribeStreamSummary} per JVM,
      * stream and look of the driver's ({@code lookId}: once per batch write, at most every 5 s for a
-     * streaming query), and again past {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks.
-     * The driver describes the write's own stream; no one else tells executors that a stream rows name
-     * places records itself (AUTO), where aggregates would be dropped in part by KCL consumers, or was
-     * created again since the last write (its creation time), where a map or a daemon of the old one
-     * would put records in shards a KCL consumer reads them from no more.
+     * streaming query), and again past {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks: those
+     * asking for the same look while it is under way (its retries may take minutes) wait for it and get
+     * its answer or its failure, and the next task after a failure asks again. The driver describes the
+     * write's own stream; no one else tells executors that a stream rows name places records itself
+     * (AUTO), where aggregates would be dropped in part by KCL consumers, or was created again since the
+     * last write (its creation time), where a map or a daemon of the old one would put records in shards
+     * a KCL consumer reads them from no more.
      *
      * @throws IOException when the call fails, naming the stream
      */
     public StreamDescription describedForRows(String stream, String lookId) throws IOException {
         Slot slot = slot(stream);
-        synchronized (slot.describing) {
-            if (slot.description == null || !Objects.equals(slot.describedFor, lookId)
-                    || nanoClock.getAsLong() - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS) {
-                slot.description = lister.describe(stream);
-                slot.describedAt = nanoClock.getAsLong();
-                slot.describedFor = lookId;
-            }
-            return slot.description;
-        }
-    }
-
-    private void list(String stream, String created, Slot slot, CompletableFuture<ShardMap> listing) {
-        try {
-            ShardMap listed = lister.listShards(stream, created);
+        while (true) {
+            CompletableFuture<StreamDescription> describing;
+            boolean mine = false;
+            boolean forThisLook;
             synchronized (slot) {
-                slot.latest = listed;
-            }
-            listing.complete(listed);
-        } catch (IOException | RuntimeException e) {
-            listing.completeExceptionally(e);
-        } finally {
-            synchronized (slot) {
-                if (slot.listing == listing) {
-                    slot.listing = null;
+                if (slot.description != null && Objects.equals(slot.describedFor, lookId)
+                        && nanoClock.getAsLong() - slot.describedAt < DESCRIPTION_MAX_AGE_NANOS) {
+                    return slot.description;
                 }
+                if (slot.describing == null) {
+                    slot.describing = new CompletableFuture<>();
+                    slot.describingFor = lookId;
+                    mine = true;
+                }
+                describing = slot.describing;
+                forThisLook = Objects.equals(slot.describingFor, lookId);
             }
+            if (mine) {
+                shareResult(describing, () -> described(stream, lookId, slot), () -> {
+                    synchronized (slot) {
+                        slot.describing = null;
+                    }
+                });
+            }
+            if (forThisLook) {
+                return await(describing, "describing stream '" + stream + "'");
+            }
+            describing.handle((described, failure) -> null).join(); // another look's: then describe for this one
         }
     }
 
-    private static ShardMap await(CompletableFuture<ShardMap> listing, String stream) throws IOException {
+    private StreamDescription described(String stream, String lookId, Slot slot) throws IOException {
+        StreamDescription described = lister.describe(stream);
+        synchronized (slot) {
+            slot.description = described;
+            slot.describedAt = nanoClock.getAsLong();
+            slot.describedFor = lookId;
+        }
+        return described;
+    }
+
+    /**
+     * Completes {@code result} with what {@code call} returns or throws, whatever it throws: the tasks
+     * waiting for it have no timeout. {@code after} then runs (the next call may start).
+     */
+    private static <T> void shareResult(CompletableFuture<T> result, Callable<T> call, Runnable after) {
         try {
-            return listing.get();
+            result.complete(call.call());
+        } catch (Throwable e) {
+            result.completeExceptionally(e);
+        } finally {
+            after.run();
+        }
+    }
+
+    /** The shared call's result; an {@link Error} it died of is thrown as it is, any other failure as an IOException. */
+    private static <T> T await(CompletableFuture<T> call, String what) throws IOException {
+        try {
+            return call.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while waiting for the shards of stream '" + stream + "'", e);
+            throw new IOException("interrupted while " + what, e);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
-            throw new IOException("listing the shards of stream '" + stream + "': " + e.getCause(), e.getCause());
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IOException(what + ": " + e.getCause(), e.getCause());
         }
     }
 

@@ -11,7 +11,8 @@ public final class SparkUiMetrics {
 
     public static CustomMetric[] all() {
         return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
-            new RecordsResent(), new RecordsUnaggregated(), new BytesWritten(),
+            new RecordsResent(), new RecordsUnaggregated(), new BytesWritten(), new KinesisRecordsWritten(),
+            new KinesisThrottles(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
     }
@@ -82,6 +83,18 @@ public final class SparkUiMetrics {
     public static final class BytesWritten extends UiMetric {
         public BytesWritten() {
             super(WriteMetric.BYTES_WRITTEN);
+        }
+    }
+
+    public static final class KinesisRecordsWritten extends UiMetric {
+        public KinesisRecordsWritten() {
+            super(WriteMetric.KINESIS_RECORDS_WRITTEN);
+        }
+    }
+
+    public static final class KinesisThrottles extends UiMetric {
+        public KinesisThrottles() {
+            super(WriteMetric.KINESIS_THROTTLES);
         }
     }
 

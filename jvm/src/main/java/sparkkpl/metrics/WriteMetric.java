@@ -16,6 +16,10 @@ public enum WriteMetric {
     RECORDS_UNAGGREGATED("rows sent one per Kinesis record, not aggregated, because their stream places records "
         + "itself (record distribution strategy AUTO), where a consumer that checks hash ranges drops aggregates", true),
     BYTES_WRITTEN("bytes of acknowledged records (data plus partition key, as Kinesis counts them)", true),
+    KINESIS_RECORDS_WRITTEN("Kinesis records acknowledged, each an aggregate of records or one record alone (with "
+        + "aggregation=kpl: the records handed to the KPL, which aggregates them in turn)", true),
+    KINESIS_THROTTLES("attempts Kinesis refused for its shard's throughput (ProvisionedThroughputExceededException), "
+        + "which the KPL retried", true),
     BACKPRESSURE_CYCLES("times a task waited for room under the queue limit", true),
     BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit", true),
     PEAK_OUTSTANDING_RECORDS("most records an executor's producer had outstanding", false),

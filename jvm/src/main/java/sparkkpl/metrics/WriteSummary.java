@@ -40,6 +40,8 @@ public final class WriteSummary implements WriterCommitMessage {
         values[WriteMetric.RECORDS_RESENT.ordinal()] = acks.resent();
         values[WriteMetric.RECORDS_UNAGGREGATED.ordinal()] = unaggregated;
         values[WriteMetric.BYTES_WRITTEN.ordinal()] = acks.bytesSucceeded();
+        values[WriteMetric.KINESIS_RECORDS_WRITTEN.ordinal()] = acks.kinesisRecordsSucceeded();
+        values[WriteMetric.KINESIS_THROTTLES.ordinal()] = acks.throttledAttempts();
         values[WriteMetric.BACKPRESSURE_CYCLES.ordinal()] = queue.backpressureCycles();
         values[WriteMetric.BLOCKED_MS.ordinal()] = queue.blockedMs();
         values[WriteMetric.PEAK_OUTSTANDING_RECORDS.ordinal()] = queue.peakOutstandingRecords();

@@ -5,17 +5,23 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * Producers shared by key: created on first use, counted while tasks hold them, closed once unused
- * for their idle timeout. A producer that broke is detached (new tasks get a new one) but closed
- * only when its last holder releases it: closing it under them would fail their records still in
- * flight. Thread-safe; the clock and the scheduler are given, so that tests can drive time.
+ * for their idle timeout. A producer is made outside the pool's lock (placing its daemon, finding the
+ * region and starting it take seconds), so other keys' acquires and releases never wait for it; the
+ * tasks wanting the same key meanwhile wait for that one creation, and fail with it. A producer that
+ * broke is detached (new tasks get a new one) but closed only when its last holder releases it:
+ * closing it under them would fail their records still in flight. Thread-safe; the clock and the
+ * scheduler are given, so that tests can drive time.
  *
  * @param <K> what makes two users share a producer
  */
@@ -43,13 +49,18 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         void schedule(Runnable task, long delayMs);
     }
 
+    /**
+     * A producer made or being made: a creation that fails leaves the pool before its waiters learn of
+     * it, so the next acquirer tries again.
+     */
     private static final class Entry<P> {
-        final P producer;
+        final CompletableFuture<P> creation = new CompletableFuture<>();
         int holders;
         long idleSinceNanos;
 
-        Entry(P producer) {
-            this.producer = producer;
+        /** The producer, or null while it is being made. */
+        P producer() {
+            return creation.getNow(null);
         }
     }
 
@@ -81,26 +92,56 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
 
     /** The producer for {@code key}, its holders counted with the caller. */
     private P counted(K key, Supplier<P> create) {
+        Entry<P> entry;
+        boolean mine;
         synchronized (entries) {
-            Entry<P> entry = entries.get(key);
-            if (entry != null && entry.producer.isBroken()) {
+            entry = entries.get(key);
+            P existing = entry == null ? null : entry.producer();
+            if (existing != null && existing.isBroken()) {
                 entries.remove(key);
                 detach(entry);
                 entry = null;
             }
-            if (entry == null) {
-                entry = new Entry<>(create.get());
+            mine = entry == null;
+            if (mine) {
+                entry = new Entry<>();
                 entries.put(key, entry);
             }
             entry.holders++;
-            return entry.producer;
         }
+        if (mine) {
+            make(key, entry, create);
+        }
+        return OffTaskThread.awaitUninterruptibly(entry.creation);
+    }
+
+    /** Makes the entry's producer, on the caller's thread and outside the lock. */
+    private void make(K key, Entry<P> entry, Supplier<P> create) {
+        P made;
+        try {
+            made = create.get();
+        } catch (RuntimeException | Error e) {
+            synchronized (entries) {
+                entries.remove(key, entry);
+                entry.creation.completeExceptionally(e);
+            }
+            return;
+        }
+        synchronized (entries) {
+            if (entries.get(key) == entry) {
+                entry.creation.complete(made);
+                return;
+            }
+        }
+        // closeAll ran meanwhile: the JVM is exiting, and nothing would close this one.
+        closeEach(List.of(made));
+        entry.creation.completeExceptionally(new IllegalStateException("The JVM is exiting: its KPL producers are closed"));
     }
 
     /** Closes a broken producer now if nobody holds it, else when its last holder releases it. */
     private void detach(Entry<P> entry) {
         if (entry.holders == 0) {
-            closeSoon(entry.producer);
+            closeSoon(entry.producer());
         } else {
             detached.add(entry);
         }
@@ -109,7 +150,7 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
     void release(P producer) {
         synchronized (entries) {
             for (Entry<P> entry : entries.values()) {
-                if (entry.producer == producer && --entry.holders == 0) {
+                if (entry.producer() == producer && --entry.holders == 0) {
                     entry.idleSinceNanos = nanoClock.getAsLong();
                     scheduler.schedule(this::closeIdle, producer.idleTimeoutMs());
                 }
@@ -117,7 +158,7 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
             Iterator<Entry<P>> held = detached.iterator();
             while (held.hasNext()) {
                 Entry<P> entry = held.next();
-                if (entry.producer == producer && --entry.holders == 0) {
+                if (entry.producer() == producer && --entry.holders == 0) {
                     held.remove();
                     closeSoon(producer);
                 }
@@ -136,9 +177,9 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
             while (all.hasNext()) {
                 Entry<P> entry = all.next();
                 long idleMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - entry.idleSinceNanos);
-                if (entry.holders == 0 && idleMs >= entry.producer.idleTimeoutMs()) {
+                if (entry.holders == 0 && idleMs >= entry.producer().idleTimeoutMs()) {
                     all.remove();
-                    idle.add(entry.producer);
+                    idle.add(entry.producer());
                 }
             }
         }
@@ -149,8 +190,8 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
     void closeAll() {
         List<P> all = new ArrayList<>();
         synchronized (entries) {
-            entries.values().forEach(entry -> all.add(entry.producer));
-            detached.forEach(entry -> all.add(entry.producer));
+            entries.values().stream().map(Entry::producer).filter(Objects::nonNull).forEach(all::add);
+            detached.forEach(entry -> all.add(entry.producer()));
             entries.clear();
             detached.clear();
         }
@@ -168,17 +209,17 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         }
     }
 
-    /** The producers new users would get, detached ones excluded. */
+    /** The producers new users would get, detached ones and those being made excluded. */
     List<P> current() {
         synchronized (entries) {
-            return entries.values().stream().map(entry -> entry.producer).toList();
+            return entries.values().stream().map(Entry::producer).filter(Objects::nonNull).toList();
         }
     }
 
     /** How many producers are open, detached ones included. */
     int open() {
         synchronized (entries) {
-            return entries.size() + detached.size();
+            return current().size() + detached.size();
         }
     }
 }

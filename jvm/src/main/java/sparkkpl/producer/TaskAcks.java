@@ -46,6 +46,10 @@ public final class TaskAcks {
     private long failed;
     private long inDoubt;
     private long bytesSucceeded;
+    /** Kinesis records acknowledged (each carries one or more of the task's records). */
+    private long kinesisRecordsSucceeded;
+    /** Attempts of the task's Kinesis records that Kinesis throttled, answered or not. */
+    private long throttledAttempts;
     /** Records sent again because Kinesis stored their aggregate where a consumer drops them. */
     private long resent;
     /** The first failure of the producer itself among this task's records, or null. */
@@ -75,6 +79,7 @@ public final class TaskAcks {
     public record Misplaced(KplRecord record, String storedIn, boolean streamWentMissing) {}
 
     private static final String STREAM_NOT_FOUND = "ResourceNotFoundException";
+    private static final String THROTTLED = "ProvisionedThroughputExceededException";
 
     /**
      * Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries.
@@ -90,6 +95,7 @@ public final class TaskAcks {
         Futures.addCallback(future, new FutureCallback<UserRecordResult>() {
             @Override
             public void onSuccess(UserRecordResult result) {
+                countThrottles(result.getAttempts());
                 String target = record.targetShard();
                 boolean streamWentMissing = target != null && metMissingStream(result);
                 if (target != null && (streamWentMissing || !target.equals(result.getShardId()))) {
@@ -127,8 +133,17 @@ public final class TaskAcks {
         return false;
     }
 
+    private synchronized void countThrottles(List<Attempt> attempts) {
+        for (Attempt attempt : attempts) {
+            if (THROTTLED.equals(attempt.getErrorCode())) {
+                throttledAttempts++;
+            }
+        }
+    }
+
     /** Kinesis finally refused the record: a failure of each task record it carries. */
     private void refused(KplRecord record, UserRecordFailedException error) {
+        countThrottles(error.getResult().getAttempts());
         List<TaskRecord> carried;
         try {
             carried = record.carried();
@@ -185,6 +200,9 @@ public final class TaskAcks {
         succeeded += succeededNow;
         failed += failedNow;
         bytesSucceeded += bytes;
+        if (succeededNow > 0) {
+            kinesisRecordsSucceeded++;
+        }
         notifyAll();
     }
 
@@ -302,5 +320,13 @@ public final class TaskAcks {
 
     public synchronized long resent() {
         return resent;
+    }
+
+    public synchronized long kinesisRecordsSucceeded() {
+        return kinesisRecordsSucceeded;
+    }
+
+    public synchronized long throttledAttempts() {
+        return throttledAttempts;
     }
 }

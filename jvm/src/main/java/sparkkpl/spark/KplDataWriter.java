@@ -21,6 +21,7 @@ import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
+import sparkkpl.metrics.ExecutorTotals;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.producer.RecordGrouping;
@@ -275,6 +276,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public void close() {
+        ExecutorTotals.taskEnded(summary());
         if (autoStreamsProducer != null) {
             autoStreamsFeed.discard();
             ProducerRegistry.release(autoStreamsProducer);

@@ -16,6 +16,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
 import sparkkpl.util.OffTaskThread;
@@ -36,6 +37,8 @@ final class KplStreamingWrite implements StreamingWrite {
     private final WriteConfig config;
     private final CommittedBatches committed;
     private final StreamLook look;
+    /** The query's figures for its progress reports, which each committed micro-batch adds to. */
+    private final ProgressFigures progress;
     /** The plan of the micro-batch being written: its tasks' streams are checked at its commit. */
     private WritePlan current;
     /** How log lines name the query: by the name writeStream gave it, if any. */
@@ -43,10 +46,11 @@ final class KplStreamingWrite implements StreamingWrite {
     /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
     private long planningNanos;
 
-    KplStreamingWrite(WritePlan plan, WriteConfig config, CommittedBatches committed) {
+    KplStreamingWrite(WritePlan plan, WriteConfig config, CommittedBatches committed, ProgressFigures progress) {
         this.plan = plan;
         this.config = config;
         this.committed = committed;
+        this.progress = progress;
         this.look = StreamLook.forQuery(plan.writeId());
         String name = plan.options().queryName();
         this.query = name != null ? "query '" + name + "'" : "the query";
@@ -97,6 +101,7 @@ final class KplStreamingWrite implements StreamingWrite {
         } catch (IOException e) {
             throw batchLogFailed(batchId, e);
         }
+        progress.committed(total);
         if (LOG.isInfoEnabled()) {
             LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
                 + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),

@@ -9,6 +9,7 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -19,13 +20,18 @@ import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.failures.DeadLetterFile;
+import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.records.Partitioning;
 import sparkkpl.records.PayloadFormat;
 import sparkkpl.records.RowLayout;
 
-/** A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. */
-final class KplTable implements SupportsWrite {
+/**
+ * A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. A streaming
+ * query keeps its table for its life, and Spark reads the table's figures for each progress report.
+ */
+final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     private final StructType schema;
+    private final ProgressFigures progress = new ProgressFigures();
 
     KplTable(StructType schema) {
         this.schema = schema;
@@ -39,6 +45,12 @@ final class KplTable implements SupportsWrite {
     @Override
     public StructType schema() {
         return schema;
+    }
+
+    /** The figures of the micro-batches committed since the last progress report, by WriteResult's names. */
+    @Override
+    public Map<String, String> metrics() {
+        return progress.takeForReport();
     }
 
     @Override
@@ -70,7 +82,7 @@ final class KplTable implements SupportsWrite {
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(plan, resolved);
+                return new KplWrite(plan, resolved, progress);
             }
         };
     }

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.SparkUiMetrics;
 import sparkkpl.metrics.WriteResults;
 import sparkkpl.metrics.WriteSummary;
@@ -30,10 +31,13 @@ final class KplWrite implements Write {
     private final WritePlan plan;
     /** The write's settings as resolved: each micro-batch's plan is fitted from them to its streams. */
     private final WriteConfig config;
+    /** Where a streaming query's micro-batches leave their figures for its progress reports. */
+    private final ProgressFigures progress;
 
-    KplWrite(WritePlan plan, WriteConfig config) {
+    KplWrite(WritePlan plan, WriteConfig config, ProgressFigures progress) {
         this.plan = plan;
         this.config = config;
+        this.progress = progress;
     }
 
     /** Secrets masked (WriteOptions.toString); shown in the plan, so in the Spark UI's SQL tab. */
@@ -70,7 +74,7 @@ final class KplWrite implements Write {
                 + "checkpoint keeps");
         }
         return new KplStreamingWrite(plan, config, new CommittedBatches(committedBatchesDirectory(),
-            SparkSession.active().sparkContext().hadoopConfiguration()));
+            SparkSession.active().sparkContext().hadoopConfiguration()), progress);
     }
 
     /**

@@ -36,7 +36,9 @@ final class StreamLook {
 
     /**
      * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
-     * for every micro-batch, so the look must outlive it to be reused.
+     * for every micro-batch, so the look must outlive it to be reused. A look is forgotten once it is
+     * as old as its reuse allows, described or not (a query whose rows name every stream has nothing
+     * described), so the map holds only the queries that ran in the last {@link #MICRO_BATCH_REUSE_NANOS}.
      */
     private static final Map<String, StreamLook> QUERY_LOOKS = new ConcurrentHashMap<>();
 
@@ -50,24 +52,31 @@ final class StreamLook {
     private Look last;
     /** The streams rows named in the last micro-batch confirmed, as its tasks met them. */
     private Set<StreamDescription> lastMet = Set.of();
+    /** When the look was made: it expires from then until it has a look of its own. */
+    private final long madeAt;
 
-    private StreamLook(long reuseNanos) {
+    private StreamLook(long reuseNanos, long madeAt) {
         this.reuseNanos = reuseNanos;
+        this.madeAt = madeAt;
     }
 
     static StreamLook perWrite() {
-        return new StreamLook(0);
+        return new StreamLook(0, System.nanoTime());
     }
 
     /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
     static StreamLook forQuery(String writeId) {
-        long now = System.nanoTime();
-        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // stopped queries': nothing to reuse there
-        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS));
+        return forQuery(writeId, System.nanoTime());
+    }
+
+    /** {@link #forQuery(String)} at {@code now}, as {@link System#nanoTime} gives it. */
+    static StreamLook forQuery(String writeId, long now) {
+        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // nothing to reuse there any more
+        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
     }
 
     private synchronized boolean expired(long now) {
-        return last != null && now - last.atNanos() >= reuseNanos;
+        return now - (last == null ? madeAt : last.atNanos()) >= reuseNanos;
     }
 
     /**

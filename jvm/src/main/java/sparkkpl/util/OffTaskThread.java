@@ -5,6 +5,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -39,8 +40,16 @@ public final class OffTaskThread {
 
     /** Runs {@code work} on {@code worker} and waits out interrupts, restoring the flag afterwards. */
     public static <T> T call(ExecutorService worker, Callable<T> work) {
+        return awaitUninterruptibly(worker.submit(work));
+    }
+
+    /**
+     * The result of {@code work}, waiting out interrupts (the flag restored afterwards); what it threw is
+     * thrown as it was (a checked exception wrapped).
+     */
+    public static <T> T awaitUninterruptibly(Future<T> work) {
         try {
-            return Uninterruptibles.getUninterruptibly(worker.submit(work));
+            return Uninterruptibles.getUninterruptibly(work);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException runtime) {

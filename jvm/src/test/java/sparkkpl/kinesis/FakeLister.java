@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -27,6 +28,11 @@ public final class FakeLister implements ShardMaps.Lister {
     /** Counted down when a listing starts; a listing waits for {@link #release} before it answers. */
     public volatile CountDownLatch started = new CountDownLatch(0);
     public volatile CountDownLatch release = new CountDownLatch(0);
+    /** What a listing dies of once released, if anything: an Error, which no catch of IOException sees. */
+    public volatile Error listingDies;
+    /** Counted down when a description starts; each description then takes one of {@link #descriptionsLetThrough}. */
+    public volatile CountDownLatch describeStarted = new CountDownLatch(0);
+    public final Semaphore descriptionsLetThrough = new Semaphore(Integer.MAX_VALUE);
 
     public FakeLister(LongSupplier nanoClock) {
         this.nanoClock = nanoClock;
@@ -38,11 +44,9 @@ public final class FakeLister implements ShardMaps.Lister {
         listings.incrementAndGet();
         listedFor.add(created == null ? "by name" : created);
         started.countDown();
-        try {
-            release.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
+        waitFor(release::await);
+        if (listingDies != null) {
+            throw listingDies;
         }
         return new ShardMap(List.of(new ShardMap.Shard("shardId-0", BigInteger.ZERO,
             BigInteger.TWO.pow(128).subtract(BigInteger.ONE))), created, listedAt);
@@ -51,11 +55,27 @@ public final class FakeLister implements ShardMaps.Lister {
     @Override
     public StreamDescription describe(String stream) throws IOException {
         descriptions.incrementAndGet();
+        describeStarted.countDown();
+        waitFor(descriptionsLetThrough::acquire);
         if (describingRefused) {
             throw new IOException("AccessDeniedException: not authorized to perform kinesis:DescribeStreamSummary");
         }
         return new StreamDescription(stream, created.get(stream), distributions.get(stream),
             StreamDescription.DEFAULT_MAX_RECORD_KIB);
+    }
+
+    private interface Wait {
+        void run() throws InterruptedException;
+    }
+
+    /** Waits as a call to Kinesis would: an interrupt fails it. */
+    private static void waitFor(Wait wait) throws IOException {
+        try {
+            wait.run();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
     }
 
     @Override

@@ -3,9 +3,12 @@ package sparkkpl.kinesis;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotSame;
 import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -19,7 +22,7 @@ public class ShardMapsTest {
     private final AtomicLong clock = new AtomicLong(1_000);
     private final FakeLister lister = new FakeLister(clock::get);
     private final ShardMaps maps = new ShardMaps(lister, clock::get);
-    private final ExecutorService tasks = Executors.newFixedThreadPool(2);
+    private final ExecutorService tasks = Executors.newCachedThreadPool();
 
     @After
     public void stopTasks() {
@@ -94,6 +97,52 @@ public class ShardMapsTest {
         assertEquals("the next write sees the stream that has the name now",
             "1700000100", maps.describedForRows("named-by-rows", "next write").created());
         assertEquals(2, lister.descriptions.get());
+    }
+
+    @Test
+    public void aListingThatDiesOfAnErrorFailsEveryTaskWaitingForItAndTheNextTaskListsAgain() throws Exception {
+        lister.started = new CountDownLatch(1);
+        lister.release = new CountDownLatch(1);
+        lister.listingDies = new NoClassDefFoundError("a class of the shaded AWS SDK");
+        Future<ShardMap> first = tasks.submit(() -> maps.current("s", null));
+        assertTrue(lister.started.await(10, TimeUnit.SECONDS));
+        Future<ShardMap> second = tasks.submit(() -> maps.current("s", null));
+        Thread.sleep(100); // the second task is waiting for the first one's listing
+
+        lister.release.countDown();
+
+        for (Future<ShardMap> task : List.of(first, second)) {
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(100, TimeUnit.MILLISECONDS));
+            assertSame(lister.listingDies, failed.getCause());
+        }
+        lister.listingDies = null;
+        maps.current("s", null);
+        assertEquals(2, lister.listings.get());
+    }
+
+    @Test
+    public void tasksDescribingAStreamTogetherShareOneCallAndItsFailureWhileItsMapStaysAvailable() throws Exception {
+        lister.describeStarted = new CountDownLatch(1);
+        lister.descriptionsLetThrough.drainPermits();
+        lister.describingRefused = true;
+        Future<StreamDescription> first = tasks.submit(() -> maps.describedForRows("named-by-rows", "look"));
+        assertTrue(lister.describeStarted.await(10, TimeUnit.SECONDS));
+        Future<StreamDescription> second = tasks.submit(() -> maps.describedForRows("named-by-rows", "look"));
+        Future<ShardMap> listing = tasks.submit(() -> maps.current("named-by-rows", null));
+        assertEquals(1, listing.get(100, TimeUnit.MILLISECONDS).shards().size());
+        Thread.sleep(100); // the second task is waiting for the first one's description
+
+        lister.descriptionsLetThrough.release(1);
+
+        for (Future<StreamDescription> task : List.of(first, second)) {
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(100, TimeUnit.MILLISECONDS));
+            assertTrue(failed.getCause().getMessage(), failed.getCause().getMessage().contains("AccessDenied"));
+        }
+        assertEquals("one call for both tasks", 1, lister.descriptions.get());
+        lister.describingRefused = false;
+        lister.descriptionsLetThrough.release(1);
+        assertEquals("named-by-rows", maps.describedForRows("named-by-rows", "look").stream());
+        assertEquals("the next task after a failure asks again", 2, lister.descriptions.get());
     }
 
     @Test

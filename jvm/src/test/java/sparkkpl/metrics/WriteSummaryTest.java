@@ -68,7 +68,21 @@ public class WriteSummaryTest {
         WriteResults.publish("w-1", REPLAYED_5);
 
         assertEquals(5, WriteResults.take("w-1").get(WriteMetric.RECORDS_REPLAYED));
-        assertEquals("The kpl write w-1 finished without committing a result",
+        assertEquals("The kpl write w-1 finished without committing a result (or its result was dropped, 1000 later "
+            + "ones waiting to be read)",
             org.junit.Assert.assertThrows(IllegalStateException.class, () -> WriteResults.take("w-1")).getMessage());
+    }
+
+    @Test
+    public void resultsNeverTakenAreDroppedOldestFirstPastTheBound() {
+        WriteResults.publish("never-read", REPLAYED_5);
+        for (int write = 0; write < WriteResults.MAX_UNREAD; write++) {
+            WriteResults.publish("later-" + write, WriteSummary.ofReplayedRows(write));
+        }
+
+        org.junit.Assert.assertThrows(IllegalStateException.class, () -> WriteResults.take("never-read"));
+        for (int write = 0; write < WriteResults.MAX_UNREAD; write++) {
+            assertEquals(write, WriteResults.take("later-" + write).get(WriteMetric.RECORDS_REPLAYED));
+        }
     }
 }

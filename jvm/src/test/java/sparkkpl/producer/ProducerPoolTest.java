@@ -9,7 +9,15 @@ import static org.junit.Assert.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.After;
 import org.junit.Test;
 
 /** Sharing, reference counts and idle close of the producer pool, on a clock the test moves. */
@@ -77,6 +85,45 @@ public class ProducerPoolTest {
     private final ManualTime time = new ManualTime();
     private final ProducerPool<String, FakeProducer> pool = new ProducerPool<>(() -> time.nanos, time);
     private final List<FakeProducer> created = new ArrayList<>();
+    private final ExecutorService tasks = Executors.newCachedThreadPool();
+
+    @After
+    public void stopTasks() {
+        tasks.shutdownNow();
+    }
+
+    /** A creation that waits for the test, as placing and starting a daemon waits for the disk and AWS. */
+    private static final class BlockedCreation implements Supplier<FakeProducer> {
+        final CountDownLatch started = new CountDownLatch(1);
+        final CountDownLatch finish = new CountDownLatch(1);
+        final AtomicInteger calls = new AtomicInteger();
+        /** What the creation throws once finished, if anything. */
+        volatile RuntimeException failure;
+        volatile FakeProducer made;
+
+        @Override
+        public FakeProducer get() {
+            calls.incrementAndGet();
+            started.countDown();
+            try {
+                finish.await();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            made = new FakeProducer();
+            return made;
+        }
+    }
+
+    /** Starts acquiring {@code key} by {@code creation} on a task thread, once it is under way. */
+    private Future<FakeProducer> acquiringWhileBlocked(String key, BlockedCreation creation) throws InterruptedException {
+        Future<FakeProducer> acquiring = tasks.submit(() -> pool.acquire(key, creation));
+        assertTrue(creation.started.await(10, TimeUnit.SECONDS));
+        return acquiring;
+    }
 
     private FakeProducer acquire(String key) {
         return pool.acquire(key, () -> {
@@ -207,5 +254,55 @@ public class ProducerPoolTest {
         assertEquals(0, pool.open());
         assertFalse(pool.current().contains(held));
         assertTrue(pool.current().isEmpty());
+    }
+
+    @Test
+    public void makingAProducerKeepsNoOtherKeysAcquireOrReleaseNorTheDriversFiguresWaiting() throws Exception {
+        FakeProducer other = acquire("a");
+        BlockedCreation creation = new BlockedCreation();
+        Future<FakeProducer> making = acquiringWhileBlocked("b", creation);
+
+        Future<Integer> othersMeanwhile = tasks.submit(() -> {
+            pool.release(other);
+            pool.release(acquire("a"));
+            return pool.current().size() + pool.open();
+        });
+
+        assertEquals("the producer being made is not open yet", 2, (int) othersMeanwhile.get(100, TimeUnit.MILLISECONDS));
+        creation.finish.countDown();
+        assertEquals(List.of(other, making.get(10, TimeUnit.SECONDS)), List.copyOf(pool.current()));
+    }
+
+    @Test
+    public void tasksWantingAProducerBeingMadeShareItsCreationAndFailWithItAndTheNextTaskTriesAgain() throws Exception {
+        BlockedCreation creation = new BlockedCreation();
+        creation.failure = new IllegalStateException("the daemon's folder is on a full disk");
+        Future<FakeProducer> first = acquiringWhileBlocked("a", creation);
+        Future<FakeProducer> second = tasks.submit(() -> pool.acquire("a", creation));
+        Thread.sleep(100); // the second task is waiting for the first one's creation, not creating
+
+        creation.finish.countDown();
+
+        for (Future<FakeProducer> task : List.of(first, second)) {
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(10, TimeUnit.SECONDS));
+            assertSame(creation.failure, failed.getCause());
+        }
+        assertEquals(1, creation.calls.get());
+        assertEquals(0, pool.open());
+        assertSame(acquire("a"), created.get(0));
+    }
+
+    @Test
+    public void aProducerMadeWhileThePoolClosesEverythingIsClosedAndItsTasksAreTold() throws Exception {
+        BlockedCreation creation = new BlockedCreation();
+        Future<FakeProducer> making = acquiringWhileBlocked("a", creation);
+
+        tasks.submit(pool::closeAll).get(100, TimeUnit.MILLISECONDS);
+        creation.finish.countDown();
+
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> making.get(10, TimeUnit.SECONDS));
+        assertTrue(failed.getCause().getMessage(), failed.getCause().getMessage().contains("exiting"));
+        assertEquals(1, creation.made.closes);
+        assertEquals(0, pool.open());
     }
 }

@@ -141,6 +141,23 @@ public class TaskAcksTest {
         assertNull(acks.pollFailure());
     }
 
+    @Test
+    public void kinesisRecordsAreCountedOncePerAcknowledgedAggregateAndThrottlesPerAttempt() {
+        SettableFuture<UserRecordResult> delivered = SettableFuture.create();
+        SettableFuture<UserRecordResult> refused = SettableFuture.create();
+        acks.track(delivered, aggregate(null, 1, 2, 3));
+        acks.track(refused, aggregate(null, 4, 5));
+        Attempt throttled = new Attempt(0, 10, "Rate exceeded for shard", "ProvisionedThroughputExceededException", false);
+
+        delivered.set(new UserRecordResult(List.of(throttled, throttled, new Attempt(0, 10, "", "", true)), "1",
+            "shardId-000000000000", true));
+        refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
+            throttled, new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
+
+        assertEquals(1, acks.kinesisRecordsSucceeded());
+        assertEquals(3, acks.throttledAttempts());
+    }
+
     /** An aggregate built for shard 1 and stored there counts as written; stored in shard 3, it is the task's to settle. */
     @Test
     public void anAggregateStoredOutsideItsTargetShardWaitsForTheTaskToSettleIt() throws Exception {
