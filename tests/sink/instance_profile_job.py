@@ -8,8 +8,8 @@ so that nothing can reach the real metadata address whatever a component ignores
 
 Arguments: rows, rotate_every seconds, lifetime seconds, pause (seconds a task waits per 100 rows,
 so that the write outlasts a rotation), and ``web-identity`` for the EKS way (then grants from STS
-last ``lifetime`` seconds), or ``eks-recipe``: the EKS way through docs/aws.md's job and its
-``spark-submit`` command, run as they stand there (rows and pause are the recipe's then).
+last ``lifetime`` seconds), or ``eks-recipe``: the EKS way through docs/recipes/kubernetes.md's job, as it
+stands there, submitted in local mode (rows and pause are the recipe's then).
 """
 
 from __future__ import annotations
@@ -70,13 +70,15 @@ def paced_rows(spark, count: int, pause: float):
         .toDF("data binary, partitionKey string")
 
 
+#: How the suite submits the recipe's job: in local mode, as no Kubernetes runs here.
+LOCAL_SUBMIT = 'spark-submit --master "local[2]" --jars "$(python -m spark_kpl jar-path)" eks_job.py'
+
+
 def eks_recipe() -> tuple:
-    """docs/aws.md's EKS job and its shell command, as written there."""
-    section = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
-    (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
-    return job, command
+    """docs/recipes/kubernetes.md's job, as written there, and the command that submits it here."""
+    recipe = (Path(__file__).resolve().parents[2] / "docs" / "recipes" / "kubernetes.md").read_text()
+    (job,) = re.findall(r"<!-- run: job -->\n```python\n(.*?)```", recipe, re.S)
+    return job, LOCAL_SUBMIT
 
 
 def run_eks_recipe(kinesis: KinesisEndpoint, env: dict, scratch: Path, outcome: dict) -> None:

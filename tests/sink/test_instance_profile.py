@@ -61,8 +61,9 @@ def test_web_identity_credentials_as_on_eks() -> None:
 
 
 def test_the_eks_recipe_runs_as_written() -> None:
-    """docs/aws.md's EKS job and spark-submit command, as they stand there, with only the web identity
-    variables EKS sets and the endpoint's settings in $SPARK_CONF_DIR/spark-defaults.conf."""
+    """docs/recipes/kubernetes.md's job, as it stands there, submitted in local mode (no Kubernetes here),
+    with only the web identity variables IRSA sets and the endpoint's settings in
+    $SPARK_CONF_DIR/spark-defaults.conf."""
     rows = 5_000  # the recipe's
     outcome = run_in_own_network(rows, ROTATE_EVERY, 30, 0, "eks-recipe")
     assert_every_row_once_signed_by_sts(outcome, rows, least_tokens=1)
