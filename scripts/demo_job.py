@@ -79,7 +79,8 @@ def main() -> int:
         records = kinesis.read_records(STREAM)
         report = compare(expected, ((r.data, r.partition_key) for r in records))
         stored = len({(r.shard_id, r.sequence_number) for r in records})
-        print(f"read back {report.received} records, stored as {stored} Kinesis records (KPL aggregates): {report.summary()}")
+        print(f"read back {report.received} records, stored as {stored} Kinesis records (KPL aggregates): "
+              f"{report.summary()}")
     if result.records_written != args.rows or not report.exactly_once:
         print("MISMATCH", file=sys.stderr)
         return 1

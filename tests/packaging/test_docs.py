@@ -110,11 +110,12 @@ def test_the_readmes_first_write_runs_as_pasted(tmp_path):
         (tmp_path / "first_write.py").write_text(example.replace('"4567"', f'"{kinesis.port}"'))
         conf = tmp_path / "conf"
         conf.mkdir()
-        (conf / "spark-defaults.conf").write_text(
-            f"spark.ui.enabled false\nspark.kpl.CloudwatchEndpoint {LOOPBACK}\nspark.kpl.CloudwatchPort {kinesis.port}\n")
-        run = subprocess.run(
-            [sys.executable, "first_write.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-            env={**loopback_env(), "PYTHONPATH": python_path(), "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": LOOPBACK})
+        (conf / "spark-defaults.conf").write_text("spark.ui.enabled false\n"
+                                                  f"spark.kpl.CloudwatchEndpoint {LOOPBACK}\n"
+                                                  f"spark.kpl.CloudwatchPort {kinesis.port}\n")
+        env = {**loopback_env(), "PYTHONPATH": python_path(), "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": LOOPBACK}
+        run = subprocess.run([sys.executable, "first_write.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-4000:]
         assert "1000 0" in run.stdout.splitlines(), run.stdout
         copies = Counter((record.data, record.partition_key) for record in kinesis.records("clicks"))
