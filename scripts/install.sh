@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Installs everything the project needs on a fresh Debian machine, and nothing twice:
-# JDK 17, Gradle, Node.js (Debian), one Python venv per Spark line (PyPI, pinned): 4.1 in .venv, and
-# each other line in .venv-sparkNN from python/requirements-sparkNN.txt; kinesis-local in .tools (npm,
-# pinned).
+# Installs what the project needs on a fresh Debian machine, and nothing twice.
+#
+#   scripts/install.sh --demo   what scripts/demo.sh's job needs: JDK 17, Gradle and Node.js (apt), Spark 4.1
+#                               in .venv (python/requirements-demo.txt, PyPI, pinned), kinesis-local in .tools
+#                               (npm, pinned)
+#   scripts/install.sh          all of that, plus what the tests need: patchelf (apt), the test and lint tools
+#                               in .venv (python/requirements-dev.txt), and each other Spark line in
+#                               .venv-sparkNN (python/requirements-sparkNN.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 KINESIS_LOCAL_VERSION=0.6.2
+
+demo_only=false
+case "${1:-}" in
+  --demo) demo_only=true ;;
+  "") ;;
+  *) echo "usage: scripts/install.sh [--demo]" >&2; exit 2 ;;
+esac
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -17,14 +28,14 @@ command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 # Tests only: rewrites copies of the KPL daemon whose loader or library cannot be found.
-command -v patchelf >/dev/null || missing+=(patchelf)
+$demo_only || command -v patchelf >/dev/null || missing+=(patchelf)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install: apt packages ${missing[*]}"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# One venv per Spark line the jar supports; the package and its test harness are installed editable into each.
+# A venv with pinned requirements; the package and its test harness are installed editable into each.
 install_venv() {
   local venv="$1" requirements="$2"
   if [ ! -x "$venv/bin/python" ]; then
@@ -34,11 +45,16 @@ install_venv() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e python -e python/testing
 }
-install_venv .venv python/requirements-dev.txt
-for requirements in python/requirements-spark*.txt; do
-  line=$(basename "$requirements" .txt)
-  install_venv ".venv-${line#requirements-}" "$requirements"
-done
+if $demo_only; then
+  install_venv .venv python/requirements-demo.txt
+else
+  # One venv per Spark line the jar supports.
+  install_venv .venv python/requirements-dev.txt
+  for requirements in python/requirements-spark*.txt; do
+    line=$(basename "$requirements" .txt)
+    install_venv ".venv-${line#requirements-}" "$requirements"
+  done
+fi
 
 installed_version() {
   node -p 'require("./.tools/node_modules/kinesis-local/package.json").version' 2>/dev/null || true

@@ -23,7 +23,7 @@ mkdir -p build/libs && echo jar > build/libs/spark-kpl-{version}.jar
 
 
 def test_without_the_venv_the_jar_compiles_against_the_spark_line_the_test_venv_pins():
-    pinned = re.search(r"^pyspark==(\d+\.\d+)\.", (REPO / "python" / "requirements-dev.txt").read_text(), re.M)
+    pinned = re.search(r"^pyspark==(\d+\.\d+)\.", (REPO / "python" / "requirements-demo.txt").read_text(), re.M)
     declared = re.search(r"^def sparkVersion = '(\d+\.\d+)\.\d+'$", (REPO / "build.gradle").read_text(), re.M)
     assert pinned and declared and pinned.group(1) == declared.group(1)
 

@@ -1,15 +1,23 @@
 """The option reference, the config example and the Python package's sink_facts.json are generated
-from the JVM declarations and must match them, so neither the docs nor Python can drift from the code."""
+from the JVM declarations and must match them, so neither the docs nor Python can drift from the code;
+README's first write runs as it stands there."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import spark_kpl
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.env import loopback_env, python_path
+from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.sigv4 import Credentials
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,3 +98,36 @@ def test_every_figure_a_write_reports_is_documented_in_the_api_metrics_table():
     section = (REPO / "docs" / "api.md").read_text().split("## Metrics:", 1)[1].split("\n## ", 1)[0]
     undocumented = [name for name in METRICS if f"`{name}`" not in section]
     assert undocumented == []
+
+
+def marked_block(doc: Path, name: str, language: str) -> str:
+    """The ``language`` code block right after ``<!-- run: name -->`` in ``doc``."""
+    found = re.search(rf"<!-- run: {name} -->\n```{language}\n(.*?)```", doc.read_text(), re.S)
+    assert found, f"{doc.relative_to(REPO)} has no {language} block marked run: {name}"
+    return found.group(1)
+
+
+def test_the_readmes_first_write_runs_as_pasted(tmp_path):
+    """README's first write as it stands there, with only the emulator's port replaced by that of the
+    project's endpoint, which accepts nothing but the example's keys (so they are what signs): both of
+    its writes deliver every row with its key, and it prints what it says it prints. The CloudWatch
+    endpoint, which the example leaves alone, is kept on loopback from $SPARK_CONF_DIR."""
+    example = marked_block(REPO / "README.md", "first-write", "python")
+    assert example.count('"4567"') == 1, "the example's port is no longer where this test replaces it"
+    with KinesisEndpoint({"clicks": 2}, credentials=[Credentials("local", "local")]) as kinesis:
+        (tmp_path / "first_write.py").write_text(example.replace('"4567"', f'"{kinesis.port}"'))
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        (conf / "spark-defaults.conf").write_text("spark.ui.enabled false\n"
+                                                  f"spark.kpl.CloudwatchEndpoint {LOOPBACK}\n"
+                                                  f"spark.kpl.CloudwatchPort {kinesis.port}\n")
+        env = {**loopback_env(), "PYTHONPATH": python_path(), "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": LOOPBACK}
+        run = subprocess.run([sys.executable, "first_write.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert "1000 0" in run.stdout.splitlines(), run.stdout
+        copies = Counter((record.data, record.partition_key) for record in kinesis.records("clicks"))
+    expected = {(json.dumps({"click": i, "page": "home"}, separators=(",", ":")).encode(), f"user-{i % 10}")
+                for i in range(1000)}
+    assert set(copies) == expected, f"missing {len(expected - set(copies))}, unexpected {len(set(copies) - expected)}"
+    assert set(copies.values()) == {2}, f"copies per row, two writes: {Counter(copies.values())}"

@@ -21,10 +21,22 @@ from conftest import TEST_SPARK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
 
+def requirement_lines(requirements: Path) -> list:
+    """The requirement lines of ``requirements`` and of the files it includes (``-r``), comments dropped."""
+    lines = []
+    for line in requirements.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line.startswith("-r "):
+            lines += requirement_lines(requirements.parent / line[3:].strip())
+        elif line:
+            lines.append(line)
+    return lines
+
+
 def pinned(*names: str) -> list:
     """The versions requirements-dev.txt pins for ``names``: what the suite runs with."""
-    lines = (REPO / "python" / "requirements-dev.txt").read_text().splitlines()
-    return [line.split("#")[0].strip() for line in lines if line.split("==")[0].strip() in names]
+    return sorted({line for line in requirement_lines(REPO / "python" / "requirements-dev.txt")
+                   if line.split("==")[0] in names})
 
 
 #: Pyspark's connect extra, as requirements-dev.txt pins it.

@@ -1,15 +1,17 @@
 """A write as on an EC2 instance: no Region option, no credential option, the region and rotating
 role credentials from the instance's metadata (the harness's emulator); or, as on EKS, the
 credentials from a web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) that the harness's STS
-exchanges for a role's. Runs as its own process in a
-network namespace with loopback alone (``unshare -n``), started by tests/sink/test_instance_profile.py,
+exchanges for a role's; or, as with EKS Pod Identity, from the pod's credentials agent
+(AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE). Runs as its own process
+in a network namespace with loopback alone (``unshare -n``), started by tests/sink/test_instance_profile.py,
 so that nothing can reach the real metadata address whatever a component ignores. Prints one line,
 ``RESULT <json>``.
 
 Arguments: rows, rotate_every seconds, lifetime seconds, pause (seconds a task waits per 100 rows,
-so that the write outlasts a rotation), and ``web-identity`` for the EKS way (then grants from STS
-last ``lifetime`` seconds), or ``eks-recipe``: the EKS way through docs/aws.md's job and its
-``spark-submit`` command, run as they stand there (rows and pause are the recipe's then).
+so that the write outlasts a rotation), and the mode: ``instance-profile`` (the default),
+``web-identity`` (then grants from STS last ``lifetime`` seconds), ``pod-identity``, or
+``eks-recipe``: web identity through docs/recipes/kubernetes.md's job, as it stands there, submitted
+in local mode (rows and pause are the recipe's then).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from spark_kpl_testing.delivery import compare, numbered_expected
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import instance_metadata_env
-from spark_kpl_testing.imds import InstanceMetadata
+from spark_kpl_testing.imds import InstanceMetadata, PodIdentityAgent
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.processes import stop_process_tree
 from spark_kpl_testing.sts import StsEndpoint
@@ -70,13 +72,15 @@ def paced_rows(spark, count: int, pause: float):
         .toDF("data binary, partitionKey string")
 
 
+#: How the suite submits the recipe's job: in local mode, as no Kubernetes runs here.
+LOCAL_SUBMIT = 'spark-submit --master "local[2]" --jars "$(python -m spark_kpl jar-path)" eks_job.py'
+
+
 def eks_recipe() -> tuple:
-    """docs/aws.md's EKS job and its shell command, as written there."""
-    section = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text().split("## Amazon EKS", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    (job,) = re.findall(r"```python\n(.*?)```", section, re.S)
-    (command,) = re.findall(r"```bash\n(.*?)```", section, re.S)
-    return job, command
+    """docs/recipes/kubernetes.md's job, as written there, and the command that submits it here."""
+    recipe = (Path(__file__).resolve().parents[2] / "docs" / "recipes" / "kubernetes.md").read_text()
+    (job,) = re.findall(r"<!-- run: job -->\n```python\n(.*?)```", recipe, re.S)
+    return job, LOCAL_SUBMIT
 
 
 def run_eks_recipe(kinesis: KinesisEndpoint, env: dict, scratch: Path, outcome: dict) -> None:
@@ -110,21 +114,26 @@ def run_eks_recipe(kinesis: KinesisEndpoint, env: dict, scratch: Path, outcome: 
         outcome["records_written"] = int(written[0])
 
 
-def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_identity: bool,
-         recipe: bool = False) -> dict:
+def main(rows: int, rotate_every: float, lifetime: float, pause: float, mode: str) -> dict:
     loopback_up()
     outcome: dict = {"real_metadata_unreachable": real_metadata_unreachable()}
     scratch = Path(tempfile.mkdtemp(prefix="instance-profile-job-"))
     token_file = scratch / "web-identity-token"
     token_file.write_text("eks-service-account-token")
+    pod_token_file = scratch / "pod-identity-token"
+    pod_token_file.write_text("eks-pod-identity-token")
     with KinesisEndpoint({STREAM: 2}) as kinesis, \
             InstanceMetadata(kinesis, rotate_every=rotate_every, lifetime=lifetime) as metadata, \
             StsEndpoint(kinesis, roles=[ROLE], web_identity_tokens=[token_file.read_text()],
-                        max_duration=int(lifetime)) as sts:
+                        max_duration=int(lifetime)) as sts, \
+            PodIdentityAgent(kinesis, pod_token_file.read_text()) as agent:
         env = instance_metadata_env(metadata.url, scratch)
-        if web_identity:
+        if mode in ("web-identity", "eks-recipe"):
             env.update(AWS_WEB_IDENTITY_TOKEN_FILE=str(token_file), AWS_ROLE_ARN=ROLE, AWS_ENDPOINT_URL_STS=sts.url)
-        if recipe:
+        if mode == "pod-identity":
+            env.update(AWS_CONTAINER_CREDENTIALS_FULL_URI=agent.credentials_uri,
+                       AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=str(pod_token_file))
+        if mode == "eks-recipe":
             run_eks_recipe(kinesis, env, scratch, outcome)
             report = compare(numbered_expected(rows), ((r.data, r.partition_key) for r in kinesis.records(STREAM)))
             outcome.update(delivery=report.summary(), exactly_once=report.exactly_once,
@@ -160,12 +169,14 @@ def main(rows: int, rotate_every: float, lifetime: float, pause: float, web_iden
                        put_records_session_tokens=len(kinesis.session_tokens_used("PutRecords")),
                        put_records_tokens_from_sts=len(set(kinesis.session_tokens_used("PutRecords"))
                                                        & {granted.session_token for granted in sts.issued}),
+                       put_records_tokens_from_pod_identity=len(set(kinesis.session_tokens_used("PutRecords"))
+                                                                & {agent.credentials.session_token}),
+                       pod_identity_requests=agent.requests,
                        expired_rejected=kinesis.call_errors.get("ExpiredTokenException", 0),
                        call_errors=kinesis.call_errors, metadata_requests=sorted(set(metadata.requests)))
     return outcome
 
 
 if __name__ == "__main__":
-    mode = sys.argv[5:]
     print("RESULT " + json.dumps(main(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]),
-                                      mode in (["web-identity"], ["eks-recipe"]), mode == ["eks-recipe"])))
+                                      sys.argv[5] if len(sys.argv) > 5 else "instance-profile")))

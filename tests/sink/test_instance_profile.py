@@ -1,7 +1,8 @@
 """A write with no Region and no credential option, as on an EC2 instance with an instance profile:
 the region and the role's credentials come from the instance's metadata (the harness's emulator),
 and the credentials rotate during the write while the endpoint refuses expired ones. The same as on
-EKS: the credentials from a web identity token, exchanged by the harness's STS.
+EKS: the credentials from a web identity token, exchanged by the harness's STS, or from EKS Pod
+Identity's agent.
 
 The write runs in a process of its own inside a network namespace with loopback alone, so the real
 metadata address is unreachable whatever a component ignores; it runs its own Spark (not the
@@ -60,9 +61,24 @@ def test_web_identity_credentials_as_on_eks() -> None:
     assert_every_row_once_signed_by_sts(outcome, rows, least_tokens=2)
 
 
+def test_pod_identity_credentials_as_on_eks() -> None:
+    """AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE, as EKS Pod Identity
+    sets them in a pod: the JVM's default chain asks the agent (the harness's, on loopback) with the
+    token, and the KPL signs with the credentials it gave; the instance's own role is never asked for."""
+    rows = 4_000
+    outcome = run_in_own_network(rows, ROTATE_EVERY, LIFETIME, 0, "pod-identity")
+    print(json.dumps(outcome, indent=1))
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["records_written"] == rows and outcome["exactly_once"], outcome["delivery"]
+    assert outcome["put_records_session_tokens"] == 1 and outcome["put_records_tokens_from_pod_identity"] == 1, outcome
+    assert outcome["pod_identity_requests"] and all(authorized for _, authorized in outcome["pod_identity_requests"])
+    assert outcome["credentials_issued"] == 0, "the instance profile's credentials were asked for"
+
+
 def test_the_eks_recipe_runs_as_written() -> None:
-    """docs/aws.md's EKS job and spark-submit command, as they stand there, with only the web identity
-    variables EKS sets and the endpoint's settings in $SPARK_CONF_DIR/spark-defaults.conf."""
+    """docs/recipes/kubernetes.md's job, as it stands there, submitted in local mode (no Kubernetes here),
+    with only the web identity variables IRSA sets and the endpoint's settings in
+    $SPARK_CONF_DIR/spark-defaults.conf."""
     rows = 5_000  # the recipe's
     outcome = run_in_own_network(rows, ROTATE_EVERY, 30, 0, "eks-recipe")
     assert_every_row_once_signed_by_sts(outcome, rows, least_tokens=1)

@@ -70,4 +70,7 @@ def test_the_demo_says_nothing_a_user_cannot_act_on(tmp_path):
         capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**loopback_env(), "PYTHONPATH": python_path()})
     output = demo.stdout + demo.stderr
     assert demo.returncode == 0 and f"OK: all {rows} rows arrived exactly once" in demo.stdout, output
+    # It says what it wrote and what it read, no record more, and shows the options to copy.
+    assert f"wrote {rows} records" in demo.stdout and f"read back {rows} records" in demo.stdout, demo.stdout
+    assert "KinesisEndpoint='127.0.0.1'" in demo.stdout and "VerifyCertificate='false'" in demo.stdout, demo.stdout
     assert not [line for line in output.splitlines() if any(noise in line for noise in DEMO_NOISE)], output

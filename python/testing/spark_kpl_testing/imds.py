@@ -9,6 +9,10 @@ them). New credentials are issued every ``rotate_every`` seconds and each set ex
 seconds after it was issued; each set is made known, with its expiry, to the Kinesis endpoint, which
 then refuses it once expired. Processes reach it through ``AWS_EC2_METADATA_SERVICE_ENDPOINT``
 (:attr:`InstanceMetadata.url`). Plain HTTP on 127.0.0.1, as the real service is plain HTTP.
+
+Beside it, :class:`PodIdentityAgent`: the EKS Pod Identity agent, which a pod's SDK asks for its role's
+credentials through ``AWS_CONTAINER_CREDENTIALS_FULL_URI``, with the token of
+``AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`` in its ``Authorization`` header.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from spark_kpl_testing.lifecycle import LoopbackHttpService
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.sigv4 import Credentials
 
-__all__ = ["InstanceMetadata"]
+__all__ = ["InstanceMetadata", "PodIdentityAgent"]
 
 _TOKEN_TTL_HEADER = "X-aws-ec2-metadata-token-ttl-seconds"
 _TOKEN_HEADER = "X-aws-ec2-metadata-token"
@@ -34,12 +38,26 @@ _CREDENTIALS_PATH = "/latest/meta-data/iam/security-credentials/"
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-class _MetadataHandler(http.server.BaseHTTPRequestHandler):
+class _QuietHandler(http.server.BaseHTTPRequestHandler):
+    """Logs nothing; answers with :meth:`_respond`."""
+
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet)
         pass
 
+    def _respond(self, status: int, content_type: str, body: str, headers: Optional[dict] = None) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _MetadataHandler(_QuietHandler):
     def _metadata(self) -> InstanceMetadata:
         return self.server.service  # type: ignore[attr-defined, no-any-return]
 
@@ -69,16 +87,6 @@ class _MetadataHandler(http.server.BaseHTTPRequestHandler):
             self._respond(404, "text/plain", "Not Found")
         else:
             self._respond(200, *answer)
-
-    def _respond(self, status: int, content_type: str, body: str, headers: Optional[dict] = None) -> None:
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
 
 class InstanceMetadata(LoopbackHttpService):
@@ -147,6 +155,45 @@ class InstanceMetadata(LoopbackHttpService):
                 "Token": credentials.session_token,
                 "Expiration": credentials.expires.strftime(_TIME_FORMAT) if credentials.expires else None})
         return None
+
+
+class _PodIdentityHandler(_QuietHandler):
+    def do_GET(self) -> None:
+        agent: PodIdentityAgent = self.server.service  # type: ignore[attr-defined]
+        authorized = self.headers.get("Authorization") == agent.token
+        agent.requests.append((self.path, authorized))
+        if not authorized:
+            self._respond(403, "application/json", json.dumps({"message": "invalid token"}))
+        elif self.path != PodIdentityAgent.PATH:
+            self._respond(404, "application/json", json.dumps({"message": "not found"}))
+        else:
+            credentials = agent.credentials
+            self._respond(200, "application/json", json.dumps({
+                "AccessKeyId": credentials.access_key_id, "SecretAccessKey": credentials.secret_access_key,
+                "Token": credentials.session_token, "AccountId": ACCOUNT,
+                "Expiration": credentials.expires.strftime(_TIME_FORMAT) if credentials.expires else None}))
+
+
+class PodIdentityAgent(LoopbackHttpService):
+    """The EKS Pod Identity agent for one pod: answers ``GET`` :attr:`PATH` carrying ``token`` with one set
+    of the role's temporary credentials, which ``kinesis`` accepts until they expire in ``lifetime``
+    seconds. Point ``AWS_CONTAINER_CREDENTIALS_FULL_URI`` at :attr:`credentials_uri`. A context manager."""
+
+    handler = _PodIdentityHandler
+    PATH = "/v1/credentials"
+
+    def __init__(self, kinesis: KinesisEndpoint, token: str, lifetime: float = 3600.0) -> None:
+        self.token = token
+        expires = _now().replace(microsecond=0) + dt.timedelta(seconds=lifetime)
+        self.credentials = Credentials("ASIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30),
+                                       secrets.token_urlsafe(60), expires)
+        kinesis.accept_credentials(self.credentials)
+        #: Each request's path and whether it carried the token, in order.
+        self.requests: List[Tuple[str, bool]] = []
+
+    @property
+    def credentials_uri(self) -> str:
+        return self.url + self.PATH
 
 
 def _now() -> dt.datetime:
