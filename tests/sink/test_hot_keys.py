@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
@@ -82,15 +83,18 @@ def assert_delivered_once(endpoint: KinesisEndpoint, stream: str, expected: Dict
     assert report.exactly_once, report.summary()  # every copy counts, byte-identical re-sends too
 
 
-def hot_shard_floor_seconds(count: int, hot_every: int) -> float:
-    """The hot shard's bytes (data and key, as Kinesis counts them) at the shard's byte ceiling."""
-    hot_rows = len(range(0, count, hot_every))
-    return hot_rows * (ROW_BYTES + len(HOT_KEY)) / KINESIS_SHARD_BYTES_PER_SECOND
+def busiest_shard_floor_seconds(endpoint: KinesisEndpoint, stream: str) -> float:
+    """The bytes (data and key, as Kinesis counts them) the busiest shard stored, at the shard's byte ceiling:
+    the hot key's rows and the spread rows whose keys hash into the same shard."""
+    per_shard: Counter = Counter()
+    for record in endpoint.records(stream):
+        per_shard[record.shard_id] += len(record.data) + len(record.partition_key)
+    return max(per_shard.values()) / KINESIS_SHARD_BYTES_PER_SECOND
 
 
 @pytest.mark.parametrize("hot_every, count", [
-    (2, 60_000),    # the hot shard's floor rules: 30 MB into one shard
-    (10, 300_000),  # both floors near 30 s: the shape that expired after 41 s
+    (2, 60_000),    # the hot shard's floor rules: 31 MB into one shard
+    (10, 300_000),  # the hot shard's floor rules, 38 MB: the shape that expired after 41 s
     (100, 300_000),  # the spread floor rules: the hot shard takes 4 % of the rows
 ], ids=["1-in-2", "1-in-10", "1-in-100"])
 def test_a_hot_key_on_a_wide_stream_at_its_limits_neither_expires_nor_slows_the_write_past_its_floor(
@@ -104,17 +108,21 @@ def test_a_hot_key_on_a_wide_stream_at_its_limits_neither_expires_nor_slows_the_
     try:
         spread_seconds, spread_result = timed_write(limits_endpoint, spread_rows, spread_stream)
         limits_endpoint.reset_counters()
+        hot_started = time.time()
         hot_seconds, hot_result = timed_write(limits_endpoint, hot_rows, hot_stream)
         stats = limits_endpoint.stats()
+        first_put_after = (limits_endpoint.first_put_at or hot_started) - hot_started
     finally:
         spread_rows.unpersist(), hot_rows.unpersist()
 
     assert_delivered_once(limits_endpoint, spread_stream, keyed_expected(count, 0), spread_result)
     assert_delivered_once(limits_endpoint, hot_stream, keyed_expected(count, hot_every), hot_result)
-    floor = max(spread_seconds, hot_shard_floor_seconds(count, hot_every))
+    hot_floor = busiest_shard_floor_seconds(limits_endpoint, hot_stream)
+    floor = max(spread_seconds, hot_floor)
     print(f"\n1 in {hot_every} hot, {count} x {ROW_BYTES} B into {WIDE_SHARDS} shards: {hot_seconds:.1f} s against "
-          f"{spread_seconds:.1f} s spread and {hot_shard_floor_seconds(count, hot_every):.1f} s for the hot shard "
-          f"({hot_seconds / floor:.2f} x the floor); blocked {hot_result.blocked_ms} ms, "
+          f"{spread_seconds:.1f} s spread and {hot_floor:.1f} s for the hot shard "
+          f"({hot_seconds / floor:.2f} x the floor), the first record after {first_put_after:.1f} s; blocked "
+          f"{hot_result.blocked_ms} ms, "
           f"{stats['records_rejected']} throttled")
     assert hot_seconds <= FLOOR_SLACK * floor, (
         f"{hot_seconds:.1f} s, floor {floor:.1f} s (spread {spread_seconds:.1f} s); {hot_result}; {stats}")
