@@ -12,6 +12,7 @@ version=$(cat python/spark_kpl/VERSION)
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 cp -r python/pyproject.toml python/spark_kpl "$staging/"
+cp LICENSE NOTICE README.md "$staging/"  # the real files, not python/'s links to them
 rm -rf "$staging"/spark_kpl/__pycache__
 mkdir -p "$staging/spark_kpl/jars" dist
 cp "build/libs/spark-kpl-$version.jar" "$staging/spark_kpl/jars/"

@@ -36,7 +36,7 @@ def jar_path() -> Path:
     --------
     >>> import spark_kpl
     >>> spark_kpl.jar_path().name
-    'spark-kpl-0.1.0.jar'
+    'spark-kpl-0.2.0.jar'
     """
     candidates = _candidates()
     explicit = os.environ.get(JAR_ENV)

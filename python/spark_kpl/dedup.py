@@ -14,7 +14,7 @@ id, Spark's run id of a batch write, or :func:`write_id` of the ``writeName`` th
 content digest (MD5 of the record's stream, partition key unless drawn at random, explicit hash key
 and data), 4-byte occurrence (how many identical records of the same task came before it). Headers
 of version 1 (``b"SKR\\x01"``, 40 bytes, a row number where the digest and occurrence are) are read
-too.
+too; a header of a later version is an error naming it, never taken for data (docs/versioning.md).
 
 Examples
 --------
@@ -36,6 +36,7 @@ from types import SimpleNamespace
 from typing import NamedTuple
 
 from spark_kpl._facts import OPTIONS, RECORD_ID_FIELDS, RECORD_ID_MAGIC, RECORD_ID_SIZE, RecordIdField
+from spark_kpl._jar import __version__
 
 MAGIC = RECORD_ID_MAGIC
 HEADER_SIZE = RECORD_ID_SIZE
@@ -54,6 +55,8 @@ _FIELD_NAMES = [field.name for field in RECORD_ID_FIELDS]
 _LAYOUT = struct.Struct(">" + "".join(_struct_code(field) for field in RECORD_ID_FIELDS))
 #: Version 1 (spark-kpl before content ids): a row number in the partition.
 _MAGIC_V1, _HEADER_SIZE_V1, _LAYOUT_V1 = b"SKR\x01", 40, struct.Struct(">4s16sqiq")
+#: The header versions (the magic's last byte) this module reads.
+_VERSIONS_READ = sorted({_MAGIC_V1[3], MAGIC[3]})
 
 
 class RecordId(NamedTuple):
@@ -96,6 +99,12 @@ def record_id(data: bytes) -> RecordId:
     if size == _HEADER_SIZE_V1:
         _, write_id, batch_id, partition, row = _LAYOUT_V1.unpack_from(data)
         return RecordId(uuid.UUID(bytes=write_id), batch_id, partition, row.to_bytes(8, "big"), 0)
+    version = data[3] if len(data) > 3 and bytes(data[:3]) == MAGIC[:3] else None
+    if version is not None and version not in _VERSIONS_READ:
+        # Its size and layout come with its version (docs/versioning.md): stripping a guess would corrupt data.
+        raise ValueError(f"data starts with a spark-kpl record-id header of version {version}, which this spark_kpl "
+                         f"({__version__}) cannot read (it reads versions {', '.join(map(str, _VERSIONS_READ))}): "
+                         "upgrade spark_kpl")
     raise ValueError(f"data does not start with a spark-kpl record id (magic {MAGIC!r}, {HEADER_SIZE} bytes): "
                      f"was it written with {_WITH_RECORD_IDS}? It starts with {bytes(data[:8])!r}")
 

@@ -233,7 +233,7 @@ def test_a_presigned_https_download_keeps_its_query_out_of_file_names_and_output
     assert result.returncode == 0, result.stderr
     assert set(server.requests) == {f"/bucket/{name}{PRESIGNED_QUERY}" for name in ("spark-kpl.jar", wheel.name)}
     assert (root / "lib" / "spark-kpl.jar").read_bytes() == jar.read_bytes()
-    assert installed(node_python)["spark-kpl"] == "0.1.0"
+    assert installed(node_python)["spark-kpl"] == spark_kpl.__version__
     assert f"{base}/spark-kpl.jar?<query hidden> has SHA-256 {sha256(jar)}" in refused.stderr
     printed = result.stdout + result.stderr + refused.stdout + refused.stderr
     assert "X-Amz" not in printed and "AKIDEXAMPLE" not in printed

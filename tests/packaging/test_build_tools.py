@@ -36,6 +36,8 @@ def test_the_wheel_builds_without_the_test_venv(tmp_path):
     shutil.copytree(REPO / "python" / "spark_kpl", checkout / "python" / "spark_kpl",
                     ignore=shutil.ignore_patterns("__pycache__", "jars"))
     shutil.copy2(REPO / "python" / "pyproject.toml", checkout / "python" / "pyproject.toml")
+    for name in ("LICENSE", "NOTICE", "README.md"):
+        shutil.copy2(REPO / name, checkout / name)
     tools = tmp_path / "bin"
     tools.mkdir()
     gradle = tools / "gradle"

@@ -84,10 +84,11 @@ def test_every_options_table_in_the_docs_shows_the_codes_default():
 def test_the_example_says_which_kpl_defaults_the_sink_replaces():
     """The example shows each KPL property at the KPL's own default; where the sink sets another value
     unless given (RecordMaxBufferedTime for its aggregates, the daemon's LogLevel, the distribution
-    strategy), uncommenting the line would silently change that: the line above says what the sink sets."""
+    strategy, the KPL's CloudWatch metrics), uncommenting the line would silently change that: the line above
+    says what the sink sets."""
     lines = (REPO / "conf/spark-defaults.conf.example").read_text().splitlines()
     for key, sink_value in (("RecordMaxBufferedTime", "10 with aggregation=executor"), ("LogLevel", "error"),
-                            ("RecordDistributionStrategyDefault", "USER_PARTITION_KEY")):
+                            ("RecordDistributionStrategyDefault", "USER_PARTITION_KEY"), ("MetricsLevel", "none")):
         at = next(i for i, line in enumerate(lines) if line.startswith(f"# spark.kpl.{key} "))
         assert f"the sink sets this to {sink_value}" in lines[at - 1], lines[at - 1]
 

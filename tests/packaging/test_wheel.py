@@ -3,6 +3,7 @@ pyspark, with no checkout in sight, writes to Kinesis through the jar it carries
 
 from __future__ import annotations
 
+import email
 import os
 import subprocess
 import sys
@@ -50,11 +51,17 @@ class FreshVenv(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def fresh_venv(tmp_path_factory) -> FreshVenv:
-    """A venv holding only the built wheel, pyspark and the Connect client: no checkout in sight."""
+def wheel() -> Path:
+    """The wheel scripts/build-wheel.sh builds."""
     build = subprocess.run([str(REPO / "scripts" / "build-wheel.sh")], capture_output=True, text=True, check=True)
-    wheel = Path(REPO / build.stdout.strip().splitlines()[-1])
-    assert wheel.name == f"spark_kpl-{spark_kpl.__version__}-py3-none-any.whl"
+    built = Path(REPO / build.stdout.strip().splitlines()[-1])
+    assert built.name == f"spark_kpl-{spark_kpl.__version__}-py3-none-any.whl"
+    return built
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel, tmp_path_factory) -> FreshVenv:
+    """A venv holding only the built wheel, pyspark and the Connect client: no checkout in sight."""
     home = tmp_path_factory.mktemp("user")
     venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -68,6 +75,23 @@ def fresh_venv(tmp_path_factory) -> FreshVenv:
         return subprocess.run([python, *args], capture_output=True, text=True, cwd=home, env=env, timeout=300)
 
     return FreshVenv(wheel, venv, run)
+
+
+def test_the_wheel_carries_the_licence_and_declares_it_with_the_readme_as_its_description(wheel):
+    info = f"spark_kpl-{spark_kpl.__version__}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = email.message_from_bytes(archive.read(f"{info}/METADATA"))
+        for name in ("LICENSE", "NOTICE"):
+            assert archive.read(f"{info}/licenses/{name}") == (REPO / name).read_bytes(), name
+        with zipfile.ZipFile(archive.open(f"spark_kpl/jars/spark-kpl-{spark_kpl.__version__}.jar")) as jar:
+            assert jar.read("META-INF/LICENSE").startswith((REPO / "LICENSE").read_bytes())
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert sorted(metadata.get_all("License-File")) == ["LICENSE", "NOTICE"]
+    assert {"Programming Language :: Python :: 3", "Typing :: Typed"} <= set(metadata.get_all("Classifier"))
+    urls = dict(url.split(", ", 1) for url in metadata.get_all("Project-URL"))
+    assert {"Homepage", "Documentation", "Changelog", "Issues"} <= set(urls), urls
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload(decode=True) == (REPO / "README.md").read_bytes()
 
 
 def write_job(session: str, stream: str, options: Dict[str, str]) -> str:

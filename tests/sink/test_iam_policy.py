@@ -68,6 +68,39 @@ def test_kpl_metrics_need_the_documented_metrics_statement(spark, endpoint, ep_s
     assert "AccessDeniedException" not in endpoint.call_errors
 
 
+def kpl_metrics_options(endpoint, **metrics: str) -> dict:
+    """The endpoint's KPL options as a user would give them: without the harness's MetricsLevel=none (CloudWatch
+    still pointed at the endpoint, so any upload is counted there), the KPL's uploads every second, and the
+    producer kept 5 s after the write, long enough for several."""
+    options = {name: value for name, value in endpoint.kpl_options().items() if name != "MetricsLevel"}
+    return {**options, "MetricsUploadDelay": "1000", "producerIdleTimeoutMs": "5000", **metrics}
+
+
+def write_and_let_the_producer_close(spark, endpoint, stream, options) -> None:
+    """200 keyed rows, every one arriving once; returns once the write's producer (and its daemon) closed."""
+    result = spark_kpl.write(numbered_rows(spark, 200, partitions=1), stream, partition_key="partitionKey", **options)
+    report = compare(numbered_expected(200), ((r.data, r.partition_key) for r in endpoint.records(stream)))
+    assert result.records_written == 200 and report.exactly_once, report.summary()
+    wait_for(lambda: not spark_kpl.producer_settings(spark), 60, "the write's producer to close")
+
+
+def test_a_default_write_uploads_no_kpl_metrics_so_the_policy_needs_no_cloudwatch(spark, endpoint, ep_stream,
+                                                                                  granted):
+    granted(WRITER)
+    endpoint.reset_counters()
+    write_and_let_the_producer_close(spark, endpoint, ep_stream, kpl_metrics_options(endpoint))
+    assert "cloudwatch:PutMetricData" not in endpoint.calls, endpoint.calls
+    assert "AccessDeniedException" not in endpoint.call_errors
+
+
+def test_kpl_metrics_asked_for_without_the_permission_are_refused(spark, endpoint, ep_stream, granted):
+    granted(WRITER)
+    endpoint.reset_counters()
+    write_and_let_the_producer_close(spark, endpoint, ep_stream, kpl_metrics_options(endpoint, MetricsLevel="detailed"))
+    assert endpoint.calls.get("cloudwatch:PutMetricData"), endpoint.calls
+    assert endpoint.call_errors.get("AccessDeniedException") == endpoint.calls["cloudwatch:PutMetricData"]
+
+
 def test_without_list_shards_a_keyed_write_is_refused_naming_the_permission(spark, endpoint, ep_stream, granted):
     granted(WRITER - {"kinesis:ListShards"})
     with pytest.raises(spark_kpl.WriteRefused, match=r"the tasks list the shards of stream '\w+' \(the "

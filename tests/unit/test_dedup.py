@@ -53,3 +53,14 @@ def test_write_id_is_the_same_uuid_on_every_run_of_a_named_write() -> None:
 
     assert nightly == dedup.write_id("nightly-export") and nightly.version == 3
     assert nightly != dedup.write_id("nightly-export-2")
+
+
+def test_a_header_of_a_newer_version_is_refused_naming_it_not_taken_for_data() -> None:
+    """docs/versioning.md: a reader cannot know where a header of an unknown version ends, so it says which
+    version it met and what to do, rather than call it data without a header."""
+    data = b"SKR\x03" + bytes(60)
+    with pytest.raises(ValueError, match=r"record-id header of version 3, which this spark_kpl \(\S+\) cannot "
+                                         r"read \(it reads versions 1, 2\): upgrade spark_kpl"):
+        dedup.record_id(data)
+    with pytest.raises(ValueError, match="version 3"):
+        dedup.strip(data)

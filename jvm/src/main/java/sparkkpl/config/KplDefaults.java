@@ -11,6 +11,9 @@ public final class KplDefaults {
     static final String RECORD_MAX_BUFFERED_TIME = "RecordMaxBufferedTime";
     static final String DISTRIBUTION_DEFAULT = "RecordDistributionStrategyDefault";
     private static final String OLDEST_FUTURE_TRACKER = "EnableOldestFutureTracker";
+    static final String METRICS_LEVEL = "MetricsLevel";
+    /** No CloudWatch upload by the KPL unless asked for: see docs/design-decisions.md. */
+    private static final String METRICS_OFF = "none";
     /**
      * The KPL's RecordMaxBufferedTime for a producer of the tasks' aggregates: how long the daemon
      * gathers records into a PutRecords call.
@@ -22,7 +25,8 @@ public final class KplDefaults {
     public static final Map<String, String> SHOWN = Map.of(
         RECORD_MAX_BUFFERED_TIME, EXECUTOR_AGGREGATES_BUFFERED_MS + " with aggregation=executor",
         DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.USER_PARTITION_KEY.name(),
-        LOG_LEVEL, QUIET_LOG_LEVEL);
+        LOG_LEVEL, QUIET_LOG_LEVEL,
+        METRICS_LEVEL, METRICS_OFF);
 
     private KplDefaults() {}
 
@@ -62,6 +66,11 @@ public final class KplDefaults {
         }
         if (!given.contains(LOG_LEVEL)) {
             kpl.setLogLevel(QUIET_LOG_LEVEL);
+        }
+        // The KPL's own default (detailed, per shard) calls cloudwatch:PutMetricData, which the documented
+        // policy does not grant, and is billed as custom metrics per shard; the sink's metrics are the view.
+        if (!given.contains(METRICS_LEVEL)) {
+            kpl.setMetricsLevel(METRICS_OFF);
         }
         return kpl;
     }

@@ -2,6 +2,7 @@ package sparkkpl.spark;
 
 import java.util.Map;
 import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.sources.DataSourceRegister;
@@ -29,7 +30,7 @@ public final class KplDataSource implements TableProvider, DataSourceRegister {
                 + "option 'report')"));
     }
 
-    /** The table takes the schema of the DataFrame being written. */
+    /** The table takes the schema of the DataFrame being written, or of a SQL table's definition. */
     @Override
     public boolean supportsExternalMetadata() {
         return true;
@@ -38,6 +39,20 @@ public final class KplDataSource implements TableProvider, DataSourceRegister {
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
         return SinkReport.requested(new CaseInsensitiveStringMap(properties))
-            .<Table>map(SinkReportTable::new).orElseGet(() -> new KplTable(schema));
+            .<Table>map(SinkReportTable::new).orElseGet(() -> new KplTable(schema, sqlTableOptions(properties)));
+    }
+
+    /**
+     * A table defined in SQL comes from the session catalog with its OPTIONS as {@code option.<name>}
+     * properties, beside others of the catalog's (provider, owner, location); a DataFrame's write has none.
+     */
+    private static Map<String, String> sqlTableOptions(Map<String, String> properties) {
+        Map<String, String> options = new java.util.HashMap<>();
+        properties.forEach((key, value) -> {
+            if (key.startsWith(TableCatalog.OPTION_PREFIX)) {
+                options.put(key.substring(TableCatalog.OPTION_PREFIX.length()), value);
+            }
+        });
+        return options;
     }
 }

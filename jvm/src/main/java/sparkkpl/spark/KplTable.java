@@ -27,14 +27,19 @@ import sparkkpl.records.RowLayout;
 
 /**
  * A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. A streaming
- * query keeps its table for its life, and Spark reads the table's figures for each progress report.
+ * query keeps its table for its life, and Spark reads the table's figures for each progress report. A
+ * table defined in SQL ({@code CREATE TABLE clicks (...) USING kpl OPTIONS (streamName 'clicks')}) keeps
+ * its OPTIONS as the defaults of every {@code INSERT INTO} it receives.
  */
 final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     private final StructType schema;
     private final ProgressFigures progress = new ProgressFigures();
+    /** A SQL table's OPTIONS; none for a DataFrame's write, whose options come with the write. */
+    private final Map<String, String> tableOptions;
 
-    KplTable(StructType schema) {
+    KplTable(StructType schema, Map<String, String> tableOptions) {
         this.schema = schema;
+        this.tableOptions = Map.copyOf(tableOptions);
     }
 
     @Override
@@ -65,7 +70,11 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
      */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        WriteConfig resolved = WriteConfig.resolve(sessionConf(), info.options().asCaseSensitiveMap());
+        // Names match in any case: the write's own option replaces the table's.
+        Map<String, String> given = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+        given.putAll(tableOptions);
+        given.putAll(info.options().asCaseSensitiveMap());
+        WriteConfig resolved = WriteConfig.resolve(sessionConf(), given);
         refuseSpeculationUnlessAllowed(resolved.options());
         PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());

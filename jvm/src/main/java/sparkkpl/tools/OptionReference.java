@@ -44,10 +44,11 @@ public final class OptionReference {
             .append("` is not among them: the sink sets it from `maxRecordBytes`. Nor is `")
             .append(KplProperties.PROXY_PASSWORD).append("`: the KPL would put it on its daemon's command line, ")
             .append("which every user of the host can read, so it is refused.\n\n")
-            .append("| property | config key | KPL default |\n|---|---|---|\n");
+            .append("| property | config key | KPL default | unless given, the sink sets |\n|---|---|---|---|\n");
         for (String name : KplProperties.names()) {
             out.append("| `").append(name).append("` | `").append(SinkOption.CONF_PREFIX).append(name).append("` | ")
-                .append(KplProperties.isSecret(name) ? "" : shown(KplProperties.defaultValue(name))).append(" |\n");
+                .append(KplProperties.isSecret(name) ? "" : shown(KplProperties.defaultValue(name))).append(" | ")
+                .append(shown(Optional.ofNullable(KplDefaults.SHOWN.get(name)))).append(" |\n");
         }
         return out.toString();
     }

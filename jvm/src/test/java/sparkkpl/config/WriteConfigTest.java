@@ -90,6 +90,17 @@ public class WriteConfigTest {
         assertEquals(100, producer("aggregation", "kpl").producerConfiguration().getRecordMaxBufferedTime());
     }
 
+    /**
+     * The KPL uploads its metrics to CloudWatch unless told otherwise (detailed, per shard), which needs a
+     * permission the documented policy does not grant: off unless the user asks, in any case.
+     */
+    @Test
+    public void theKplsCloudWatchMetricsAreOffUnlessTheUserAsks() {
+        assertEquals("none", producer().producerConfiguration().getMetricsLevel());
+        assertEquals("detailed", producer("metricslevel", "detailed").producerConfiguration().getMetricsLevel());
+        assertEquals("summary", producer("MetricsLevel", "summary").producerConfiguration().getMetricsLevel());
+    }
+
     @Test
     public void badKplValuesNameThePropertyAndTheAllowedRange() {
         assertContains(errorOf("RecordMaxBufferedTime", "-5"), "KPL property 'RecordMaxBufferedTime'",
