@@ -112,6 +112,12 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
         Scenario("per-shard quotas held through a streaming query, at the defaults", Faults.kinesis_limits(0.01),
                  {"AggregationMaxSize": "4096"}, streaming=True,
                  note="as above, through a streaming query of 4 micro-batches: no batch may fail"),
+        Scenario("a hot key on a stream held at its per-shard quotas, at the defaults", Faults.kinesis_limits(0.01),
+                 {"AggregationMaxSize": "4096"}, shards=8, hot_key_every=2,
+                 note="every second row has one partition key, the others spread over 8 shards held at Kinesis's "
+                      "limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB aggregates: the hot "
+                      "shard takes over half the rows; RecordTtl 30 s, the queue caps and their budgets at their "
+                      "defaults"),
         Scenario("per-shard quotas held longer than RecordTtl, failOnError=false",
                  Faults.kinesis_limits(0.01), {"failOnError": "false", "RecordTtl": "2000",
                                                "AggregationMaxSize": "4096"},

@@ -92,7 +92,7 @@ def tally(stored: List[Tuple[List[Record], Dict[str, Any]]], count: int) -> Dict
 
 def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count: int) -> Dict[str, Any]:
     stream = f"rel{number}"
-    endpoint.create_stream(stream, shards=2, on_demand=scenario.on_demand)
+    endpoint.create_stream(stream, shards=scenario.shards, on_demand=scenario.on_demand)
     endpoint.set_faults(scenario.faults)
     endpoint.end_outage()
     group = f"reliability-{number}"

@@ -15,6 +15,8 @@ ROW_SLEEP_MS = 5
 #: Data of the rows over the size limit (every 100th, with ``oversized_rows``): with the key and the
 #: record-id header, over the default maxRecordBytes (1 MiB, data plus partition key).
 OVERSIZED_BYTES = 1 << 20
+#: The partition key of a scenario's hot rows (``hot_key_every``).
+HOT_KEY = "hot-key"
 
 
 @dataclass
@@ -45,6 +47,11 @@ class Scenario:
     on_demand: bool = False
     #: The rows name the stream (a streamName column, target_stream), the write does not.
     named_by_rows: bool = False
+    #: The stream's shards.
+    shards: int = 2
+    #: Every ``hot_key_every``-th row has the partition key HOT_KEY (0: none), so that one shard takes more
+    #: than the others.
+    hot_key_every: int = 0
     #: (spark, endpoint, stream, options) -> None, run before the write, in the same Spark session.
     before: Optional[Callable[[Any, KinesisEndpoint, str, Dict[str, str]], None]] = None
 

@@ -11,11 +11,12 @@ from typing import Dict, List, Optional, Tuple
 import spark_kpl
 from spark_kpl import dedup
 from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.reliability.scenario import OVERSIZED_BYTES, PARTITIONS, ROW_SLEEP_MS, Scenario
+from spark_kpl_testing.reliability.scenario import HOT_KEY, OVERSIZED_BYTES, PARTITIONS, ROW_SLEEP_MS, Scenario
 from spark_kpl_testing.streaming_driver import kill_between_sink_and_spark_commit, start_query
 
 
-def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100):
+def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0):
+    """``count`` rows keyed ``key-<i mod 101>``, or HOT_KEY every ``hot_key_every``-th."""
     from pyspark.sql import functions as F
 
     # Each row sleeps ROW_SLEEP_MS in the task (Thread.sleep by reflection; '' appended), so a write lasts
@@ -24,9 +25,12 @@ def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100):
                        F.lit(""))
     # An oversized row is its normal row padded on: its first 100 bytes still name it.
     length = f"IF(id % 100 = 99, {OVERSIZED_BYTES}, {row_bytes})" if oversized else str(row_bytes)
+    key = F.format_string("key-%d", F.col("id") % 101)
+    if hot_key_every:
+        key = F.when(F.col("id") % hot_key_every == 0, F.lit(HOT_KEY)).otherwise(key)
     return spark.range(count, numPartitions=PARTITIONS).select(
         F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data"),
-        F.format_string("key-%d", F.col("id") % 101).alias("partitionKey"))
+        key.alias("partitionKey"))
 
 
 def naming(rows, stream: str):
@@ -101,7 +105,7 @@ def summarize_error(error: BaseException) -> str:
 def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, options: Dict[str, str], count: int,
           groups: List[str]) -> Tuple[str, Optional[int]]:
     """Runs the scenario's write; returns its outcome and the records it reported written (batch only)."""
-    data = rows(spark, count, scenario.oversized_rows, scenario.row_bytes)
+    data = rows(spark, count, scenario.oversized_rows, scenario.row_bytes, scenario.hot_key_every)
     if scenario.driver_killed:
         return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
     if scenario.streaming:
@@ -112,4 +116,5 @@ def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, opt
     else:
         result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix", **options)
     return f"success: {result.records_written} written, {result.records_failed} failed", result.records_written
+
 
