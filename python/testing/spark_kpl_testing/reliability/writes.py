@@ -4,6 +4,7 @@ killed), and the one line of its error that the report shows."""
 from __future__ import annotations
 
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -45,11 +46,16 @@ def body(data: bytes) -> bytes:
     return dedup.strip(data)[:100]
 
 
+#: How long the operator waits before restarting a failed query: not in a tight loop, which would use up
+#: its restarts while a stream being created again does not exist yet.
+RESTART_PAUSE_S = 2.0
+
+
 def run_streaming(spark, rows, stream: str, options: Dict[str, str], run_ids: List[str],
                   max_restarts: int = 3) -> str:
     """Writes ``rows`` through a streaming query, one micro-batch per Spark partition, restarting it
-    from its checkpoint after a failure as an operator would. Each run's id (the job group of its
-    Spark jobs) is added to ``run_ids``."""
+    from its checkpoint after a failure, RESTART_PAUSE_S later, as an operator would. Each run's id (the
+    job group of its Spark jobs) is added to ``run_ids``."""
     with tempfile.TemporaryDirectory(prefix="spark-kpl-reliability-") as folder:
         source, checkpoint = Path(folder, "source"), Path(folder, "checkpoint")
         rows.write.parquet(str(source))
@@ -62,6 +68,7 @@ def run_streaming(spark, rows, stream: str, options: Dict[str, str], run_ids: Li
             except Exception:  # the batch was not committed: the restart sends it again
                 if restarts == max_restarts:
                     raise
+                time.sleep(RESTART_PAUSE_S)
     raise AssertionError("unreachable")
 
 

@@ -16,7 +16,7 @@ public enum SinkOption {
     QUEUE_LIMIT("queueLimit", "100000",
         "Most user records outstanding (added, not yet acknowledged) per producer. When reached, "
             + "the adding task flushes and blocks until the producer is below it again. Under both caps "
-            + "the producer holds only what Kinesis acknowledges in RecordTtl/15 (docs/backpressure.md)."),
+            + "each target shard holds only what Kinesis acknowledges of it in RecordTtl/15 (docs/backpressure.md)."),
     QUEUE_LIMIT_BYTES("queueLimitBytes", String.valueOf(16L << 20),
         "Most bytes of user data (data plus partition key, as Kinesis counts a record) outstanding per "
             + "producer; same blocking behaviour."),
