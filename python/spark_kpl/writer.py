@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from spark_kpl._facts import DATA_SOURCE, METRICS, OPTIONS, REPORT_OPTION, REPORTS, RESULT_KEY_OPTION, SINK_COLUMNS
-from spark_kpl.errors import WriteRefused, translated
+from spark_kpl.errors import WriteRefused, translated_errors
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -87,18 +86,6 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
 
 #: The sink's internal option giving a write the result key its writeResult report is read by.
 _RESULT_KEY_OPTION = OPTIONS["WRITE_ID"].name
-
-
-@contextlib.contextmanager
-def _sink_errors() -> Iterator[None]:
-    """Raise the sink's failures as spark_kpl exceptions, Spark's error kept as their cause."""
-    try:
-        yield
-    except Exception as error:
-        ours = translated(error)
-        if ours is None:
-            raise
-        raise ours from error
 
 
 def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:
@@ -184,7 +171,7 @@ def write(
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
     result_key = str(uuid.uuid4())
-    with _sink_errors():
+    with translated_errors():
         (df.select(*columns).write.format(DATA_SOURCE).options(**java_options).option(_RESULT_KEY_OPTION, result_key)
          .mode("append").save())
     (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: result_key})
@@ -293,7 +280,7 @@ def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
 
 def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
     setting, value = REPORTS["WRITE_SETTINGS"].columns
-    with _sink_errors():
+    with translated_errors():
         return {row[setting]: row[value] for row in _report(spark, "WRITE_SETTINGS", java_options)}
 
 
