@@ -71,6 +71,11 @@ def _to_column(value: ColumnLike, argument: str) -> "Column":
     raise TypeError(f"{argument} must be a column name (str) or a Column, got {type(value).__name__}")
 
 
+def _own_column(df: "DataFrame", sink_column: str) -> Optional[str]:
+    """df's column that the sink would take as ``sink_column`` (names match in any case), or None."""
+    return next((name for name in df.columns if name.lower() == sink_column.lower()), None)
+
+
 def _option_value(name: str, value: Any) -> str:
     """Stringify as Spark's own DataFrameWriter does: booleans lower-cased."""
     if isinstance(value, bool):
@@ -111,7 +116,8 @@ def write(
     ``spark.kpl.streamName`` config key.
 
     Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
-    column ``data``. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
+    column ``data``, and ``partition_key`` to ``df``'s ``partitionKey`` column if it has one (in any case,
+    as the sink matches its columns), else keys follow the ``partitioner`` option. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
     of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
     the sink's (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own
     properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
@@ -158,6 +164,9 @@ def write(
     arguments = dict(partition_key=partition_key, explicit_hash_key=explicit_hash_key, target_stream=target_stream)
     if not serializes_row:
         arguments.update(data=SINK_COLUMNS["DATA"] if data is None else data)
+        # Only the arguments' columns are selected: df's own key column would be dropped without a word.
+        if partition_key is None:
+            arguments.update(partition_key=_own_column(df, SINK_COLUMNS["PARTITION_KEY"]))
     columns = [
         _to_column(value, argument).alias(_SINK_COLUMNS[argument])
         for argument, value in arguments.items()
