@@ -116,11 +116,12 @@ def write(
     ``spark.kpl.streamName`` config key.
 
     Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
-    column ``data``, and ``partition_key`` to ``df``'s ``partitionKey`` column if it has one (in any case,
-    as the sink matches its columns), else keys follow the ``partitioner`` option. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
-    of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
-    the sink's (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own
-    properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
+    column ``data``, and ``partition_key`` to ``df``'s ``partitionKey`` column if it has one (in any
+    case, as the sink matches its columns), else keys follow the ``partitioner`` option. With
+    ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column of ``df`` is serialized
+    into the record (a key given by column name stays in it too). Options are the sink's
+    (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own properties
+    (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
     ``spark.kpl.*`` config keys. With ``recordId="prefix"``, ``writeName="<your name for this
     logical write>"`` gives the rows the same record ids on every run of the write, so that
     :mod:`spark_kpl.dedup` drops what a run sends again (see docs/api.md for when ids are stable).

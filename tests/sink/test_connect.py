@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 
+
 def assert_exactly_once(endpoint, stream, expected):
     report = compare(expected, ((r.data, r.partition_key) for r in endpoint.records(stream)))
     assert report.exactly_once, report.summary()
