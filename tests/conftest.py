@@ -29,7 +29,6 @@ def _snapshot_jar() -> None:
 
 _snapshot_jar()
 
-from pyspark.sql import functions as F  # noqa: E402
 
 from spark_kpl_testing.cluster import StandaloneCluster  # noqa: E402
 from spark_kpl_testing.connect import ConnectServer, connect_unavailable  # noqa: E402
@@ -51,7 +50,7 @@ _stream_numbers = itertools.count()
 TEST_PROGRAMS = Path(__file__).resolve().parents[1] / "build" / "classes" / "java" / "testPrograms"
 
 #: Tests using these run on every Spark line (scripts/test.sh selects them with -m uses_spark).
-_SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark"}
+_SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark", "any_spark"}
 
 
 _IS_ROOT = os.geteuid() == 0
@@ -216,48 +215,14 @@ def connect_spark(connect_server: ConnectServer):
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
 
-def refused_write(spark: Any, stream: str, options: Dict[str, str]) -> spark_kpl.WriteRefused:
-    """A one-row write with an option value the sink refuses (``nullData="drop"``): the error is a
-    ValueError naming the option, its Spark config key and the values it takes, and is returned."""
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(ValueError) as failure:
-        spark_kpl.write(rows, stream, nullData="drop", **options)
-    assert isinstance(failure.value, spark_kpl.WriteRefused)
-    assert str(failure.value) == ("Invalid value for option 'nullData' (spark.kpl.nullData): "
-                                  "expected one of fail, skip, got 'drop'")
-    return failure.value
-
-
-#: STS at a loopback port nothing listens on: no credentials for the role, at once.
-UNREACHABLE_STS = {"awsRoleArn": "arn:aws:iam::000000000000:role/writer", "awsStsEndpoint": "http://127.0.0.1:9"}
-
-
-def credentials_refused_write(spark: Any, stream: str, options: Dict[str, str]) -> None:
-    """A write whose credentials the driver cannot get is a WriteRefused naming them, Spark's error its cause."""
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match=r"^No AWS credentials from role 'arn:aws:iam::000000000000:"
-                       r"role/writer' \(awsRoleArn\) assumed through STS at http://127.0.0.1:9") as failure:
-        spark_kpl.write(rows, stream, **options, **UNREACHABLE_STS)
-    assert "No AWS credentials from role" in str(failure.value.__cause__)
-
-
-def failed_task_write(spark: Any, stream: str, options: Dict[str, str], tmp_path: Path) -> None:
-    """A write whose tasks cannot place the KPL daemon (nativeDir is a file) is a ProducerFailed carrying
-    the JVM's reason, with 0 records in doubt, Spark's error its cause."""
-    not_a_folder = tmp_path / "a-file"
-    not_a_folder.write_text("")
-    rows = spark.range(3, numPartitions=1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.ProducerFailed) as failure:
-        spark_kpl.write(rows, stream, nativeDir=str(not_a_folder), **options)
-    error = failure.value
-    assert (error.records_in_doubt, error.records_added) == (0, 0)
-    assert error.reason is not None and "KPL native daemon" in error.reason and str(not_a_folder) in error.reason
-    assert error.reason in str(error) and str(not_a_folder) in str(error.__cause__)
-
-
-def unresolved_column_write(spark: Any, stream: str, options: Dict[str, str]) -> None:
-    """A column argument that does not resolve is a WriteRefused naming it, Spark's AnalysisException its cause."""
-    rows = spark.range(1).select(F.lit("x").alias("data"))
-    with pytest.raises(spark_kpl.WriteRefused, match="no_such_column") as failure:
-        spark_kpl.write(rows, stream, partition_key="no_such_column", **options)
-    assert type(failure.value.__cause__).__name__ == "AnalysisException"
+@pytest.fixture(scope="module", params=["classic", "connect"])
+def any_spark(request: pytest.FixtureRequest):
+    """A classic local-mode session, then a Spark Connect client session: each test using it runs on both.
+    Module-scoped, so that pytest runs a module's classic tests first and stops their session before the
+    Connect one starts (PySpark starts no Connect client beside a running classic session)."""
+    if request.param == "connect":
+        yield request.getfixturevalue("connect_spark")
+        return
+    session = _session("local[2]", {})
+    yield session
+    session.stop()

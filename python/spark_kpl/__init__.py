@@ -9,24 +9,26 @@ consumers dropping duplicates.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Union, overload
 
 from spark_kpl._facts import DATA_SOURCE, REPORT_OPTION, REPORTS
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
-from spark_kpl.errors import ProducerFailed, RecordsNotDelivered, SparkKplError, StreamRecreated, WriteRefused
+from spark_kpl.errors import (
+    ProducerFailed,
+    RecordsNotDelivered,
+    SinkNotOnSession,
+    SparkKplError,
+    StreamRecreated,
+    WriteRefused,
+)
 from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
-__all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SparkKplError", "StreamRecreated", "WriteRefused",
-           "WriteResult", "__version__", "configure", "jar_path", "producer_settings", "producer_stats", "write",
-           "write_rdd", "write_settings"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-Builder = TypeVar("Builder", bound="_SessionBuilder")
-
-
-class _SessionBuilder(Protocol):
-    """What :func:`configure` needs of a builder: ``SparkSession.builder``'s ``config(key, value)``."""
-
-    def config(self: Builder, key: str, value: str) -> Builder: ...
+__all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
+           "WriteRefused", "WriteResult", "__version__", "configure", "jar_path", "producer_settings",
+           "producer_stats", "write", "write_rdd", "write_settings"]
 
 
 _CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -83,16 +85,25 @@ def _running_session() -> Any:
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
-def configure(builder: Builder) -> Builder:
+@overload
+def configure(builder: "SparkSession.Builder") -> "SparkSession.Builder": ...
+
+
+@overload
+def configure(builder: "SparkSession") -> "SparkSession": ...
+
+
+def configure(builder: Union["SparkSession.Builder", "SparkSession"]) -> Union["SparkSession.Builder", "SparkSession"]:
     """Put the spark-kpl jar on ``spark.jars`` of a ``SparkSession.builder``, and return the builder.
 
     ``spark.jars`` only counts when a session starts. When a session is already running in this
     process (AWS Glue starts it before the job's code), its ``getOrCreate`` would return that session
     as it is: ``configure`` returns the builder unchanged if that session has the sink, else raises
-    ``RuntimeError`` saying how to give the session the jar at its start (Glue's ``--extra-jars``,
-    ``spark-submit --jars``). Given a running ``SparkSession`` instead of a builder, it checks the same
-    and returns the session. A Spark Connect builder (``.remote(...)``) raises ``RuntimeError`` saying
-    how to put the jar on the Connect server instead: a client cannot add it to the server's driver.
+    :class:`spark_kpl.SinkNotOnSession` (a ``RuntimeError``) saying how to give the session the jar at its
+    start (Glue's ``--extra-jars``, ``spark-submit --jars``). Given a running ``SparkSession`` instead of a
+    builder, it checks the same and returns the session. A Spark Connect builder (``.remote(...)``) raises
+    ``SinkNotOnSession`` saying how to put the jar on the Connect server instead: a client cannot add it to
+    the server's driver.
 
     Examples
     --------
@@ -100,15 +111,16 @@ def configure(builder: Builder) -> Builder:
     >>> spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
     """
     if _is_connect(builder):
-        raise RuntimeError(_connect_advice())
+        raise SinkNotOnSession(_connect_advice())
     jar = str(jar_path())
     from pyspark.sql import SparkSession
 
     running = builder if isinstance(builder, SparkSession) else _running_session()
     if running is not None:
         if not _has_sink(running):
-            raise RuntimeError(_session_advice(jar))
+            raise SinkNotOnSession(_session_advice(jar))
         return builder
+    assert not isinstance(builder, SparkSession)  # a session is running
     existing = getattr(builder, "_options", {}).get("spark.jars")
     jars = f"{existing},{jar}" if existing and jar not in existing.split(",") else (existing or jar)
     return builder.config("spark.jars", jars)

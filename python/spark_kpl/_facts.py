@@ -68,9 +68,11 @@ REPORTS: Dict[str, Report] = {constant: Report(report["name"], report["columns"]
 METRICS: List[str] = _FACTS["metrics"]
 #: The sink's column names, by the name of the JVM constant declaring each (``PARTITION_KEY``: ``partitionKey``).
 SINK_COLUMNS: Dict[str, str] = _FACTS["sinkColumns"]
-#: What an error tag starts with, and each tag's fields by its kind (the name of the Python exception).
+#: What an error tag starts with, each tag's fields by its kind (the name of the Python exception), and the
+#: JVM exception classes whose messages end in a tag of that kind.
 ERROR_TAG_OPENING: str = _FACTS["errorTag"]["opening"]
 ERROR_TAG_FIELDS: Dict[str, List[str]] = {kind["name"]: kind["fields"] for kind in _FACTS["errorTag"]["kinds"]}
+ERROR_CLASSES: Dict[str, List[str]] = {kind["name"]: kind["jvmClasses"] for kind in _FACTS["errorTag"]["kinds"]}
 #: The JVM's sentence for a record Kinesis finally failed, and for a row that could not become a record:
 #: ``{field}`` stands for the RecordsNotDelivered tag's field of that name.
 UNDELIVERED_BY_KINESIS: str = _FACTS["undeliveredRecord"]["kinesisFailed"]

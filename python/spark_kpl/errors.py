@@ -1,35 +1,69 @@
-"""The exceptions :func:`spark_kpl.write` raises when the sink fails, classic session or Spark Connect.
+"""The exceptions the sink's failures become in Python, in PySpark's hierarchy, wherever the write ran:
+:func:`spark_kpl.write`, ``df.write.format("kpl").save()`` inside :func:`translated_errors`, and a
+streaming query's failure through :func:`sink_error`; on a classic session and on Spark Connect.
 
-Through Spark Connect only a JVM exception's class name and message text reach Python, so the sink
-ends the messages of its task failures with a tag, ``[spark-kpl <Kind> <JSON object>]``
-(``sparkkpl.util.ErrorTag``), which :func:`translated` reads from the error's text.
+Each is a ``pyspark.errors.PySparkException``. Raised in place of a Spark error, it is an instance of that
+error's class as well (``Py4JJavaError``, a captured or a Spark Connect exception), so that an ``except``
+clause written for Spark's error still catches it; Spark's error is its ``__cause__``.
+
+The sink fails a task with its own JVM exception classes (``ERROR_CLASSES``), and ends their messages with a
+tag, ``[spark-kpl <Kind> <JSON object>]`` (``sparkkpl.util.ErrorTag``) carrying the exception's fields. On a
+classic session Python walks the JVM error's causes through Py4J and picks the sink's by class name. Through
+Spark Connect only the job's own error class reaches the client (``SparkException`` for a failed task), with
+the task's exception as text, so the tag decides there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Any, Dict, Optional, Type
+from typing import Any, Dict, Iterator, Optional, Tuple, Type
 
-from spark_kpl._facts import ERROR_TAG_FIELDS, ERROR_TAG_OPENING, UNDELIVERED_BY_COLUMN, UNDELIVERED_BY_KINESIS
+from pyspark.errors import AnalysisException, IllegalArgumentException, PySparkException
 
-__all__ = ["ProducerFailed", "RecordsNotDelivered", "SparkKplError", "StreamRecreated", "WriteRefused"]
+from spark_kpl._facts import (
+    ERROR_CLASSES,
+    ERROR_TAG_FIELDS,
+    ERROR_TAG_OPENING,
+    UNDELIVERED_BY_COLUMN,
+    UNDELIVERED_BY_KINESIS,
+)
+
+__all__ = ["ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
+           "WriteRefused", "sink_error", "translated_errors"]
 
 _TAG = re.compile(re.escape(ERROR_TAG_OPENING) + r"(\w+) ")
 #: A ``{field}`` place in the JVM's sentence.
 _PLACE = re.compile(r"\{(\w+)\}")
 #: Where PySpark's message of a JVM error ends and the stack trace it may append begins.
 _JVM_STACKTRACE = "\n\nJVM stacktrace:"
+#: More causes than any real chain has: a guard against a cause that is its own.
+_MAX_CAUSES = 64
 
 
-class SparkKplError(Exception):
+class SparkKplError(PySparkException):
     """Base of every exception the sink raises through :mod:`spark_kpl`; ``__cause__`` holds Spark's."""
 
+    def __init__(self, message: str):
+        super().__init__(message=message)
 
-class WriteRefused(SparkKplError, ValueError):
+    def __str__(self) -> str:
+        # Ours, also when the instance is Spark's error's class as well (whose __str__ would speak for it).
+        return self._message
+
+
+class WriteRefused(SparkKplError, IllegalArgumentException, ValueError):
     """The sink refused the write before any task started: an argument, an option, a ``spark.kpl.*``
     key, a column (one that does not resolve included), a session setting or the credentials are
-    wrong. The message names it and says what it expects."""
+    wrong. The message names it and says what it expects. A ``ValueError``, and PySpark's
+    ``IllegalArgumentException``, which the JVM's refusal is."""
+
+
+class SinkNotOnSession(SparkKplError, RuntimeError):
+    """:func:`spark_kpl.configure` cannot give this session the sink's jar: the session is already running
+    without it, or it is a Spark Connect client (the jar belongs on the server). The message says where
+    to put the jar instead. A ``RuntimeError``."""
 
 
 class RecordsNotDelivered(SparkKplError):
@@ -101,6 +135,83 @@ class StreamRecreated(SparkKplError):
 #: fields (``ERROR_TAG_FIELDS``) in order, as parameters named by them in snake case.
 _TAGGED: Dict[str, Type[SparkKplError]] = {
     exception.__name__: exception for exception in (RecordsNotDelivered, ProducerFailed, StreamRecreated)}
+#: The kind of each JVM exception class the sink fails a task with.
+_KIND_OF_CLASS: Dict[str, str] = {jvm_class: kind for kind, classes in ERROR_CLASSES.items() for jvm_class in classes}
+
+
+def sink_error(error: BaseException) -> Optional[SparkKplError]:
+    """The :mod:`spark_kpl` exception a Spark error from a write stands for, its ``__cause__`` that error;
+    None for any other error.
+
+    For a streaming query writing with ``format("kpl")``: ``query.exception()``, or the
+    ``StreamingQueryException`` that ``query.awaitTermination()`` raises, on a classic session and on
+    Spark Connect::
+
+        try:
+            query.awaitTermination()
+        except StreamingQueryException as error:
+            raise spark_kpl.errors.sink_error(error) or error
+
+    Raised in place of Spark's error, the exception is an instance of Spark's error's class as well.
+    """
+    ours = _jvm_classes_say(error) or _first_tag(str(error)) or _refusal(error)
+    if ours is None:
+        return None
+    ours = _also_sparks(ours, error)
+    ours.__cause__ = error
+    return ours
+
+
+@contextlib.contextmanager
+def translated_errors() -> Iterator[None]:
+    """Raise the sink's failures in the block as :mod:`spark_kpl` exceptions (see :func:`sink_error`), for a
+    ``df.write.format("kpl")...save()`` that does not go through :func:`spark_kpl.write`; any other error
+    passes unchanged. Also a decorator (``@spark_kpl.errors.translated_errors()``).
+
+    Inside the block, an ``IllegalArgumentException`` or ``AnalysisException`` counts as the write refused
+    (:class:`WriteRefused`, which is still an instance of Spark's class): keep only the write in it.
+
+    >>> with spark_kpl.errors.translated_errors():  # doctest: +SKIP
+    ...     df.write.format("kpl").option("streamName", "clicks").mode("append").save()
+    """
+    try:
+        yield
+    except Exception as error:
+        ours = sink_error(error)
+        if ours is None:
+            raise
+        raise ours from error
+
+
+def _jvm_classes_say(error: BaseException) -> Optional[SparkKplError]:
+    """On a classic session: the first of the JVM error's causes whose class is one the sink fails a task
+    with, read from its own message's tag."""
+    throwable = _jvm_throwable(error)
+    for _ in range(_MAX_CAUSES):
+        if throwable is None:
+            return None
+        kind = _KIND_OF_CLASS.get(throwable.getClass().getName())
+        if kind is not None:
+            return _first_tag(throwable.getMessage() or "", kind)
+        throwable = throwable.getCause()
+    return None
+
+
+def _jvm_throwable(error: BaseException) -> Any:
+    """The JVM's exception behind a classic session's error: a ``Py4JJavaError``'s, or the one PySpark
+    captured (``CapturedException``: ``IllegalArgumentException``, ``StreamingQueryException`` ...);
+    None through Spark Connect, whose errors hold text."""
+    return getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+
+
+def _refusal(error: BaseException) -> Optional[SparkKplError]:
+    """Raised on the driver before the job (a task's error reaches Python as the job's failure): the
+    sink's refusals, and a column argument that does not resolve."""
+    if isinstance(error, (IllegalArgumentException, AnalysisException)):
+        return WriteRefused(str(error).split(_JVM_STACKTRACE)[0])
+    # Any other error is not the sink's: every task failure of the sink is tagged, so this one is the
+    # DataFrame's own computation failing (a UDF, a source), and stays Spark's.
+    return None
 
 
 def _parameter(field: str) -> str:
@@ -116,10 +227,11 @@ def _from_tag(kind: str, fields: Dict[str, Any]) -> SparkKplError:
     return _TAGGED[kind](**{_parameter(field): fields[field] for field in ERROR_TAG_FIELDS[kind]})
 
 
-def _first_tag(text: str) -> Optional[SparkKplError]:
+def _first_tag(text: str, only: Optional[str] = None) -> Optional[SparkKplError]:
+    """The exception the first whole tag in ``text`` stands for (of kind ``only``, if given)."""
     for match in _TAG.finditer(text):
         kind = match.group(1)
-        if kind not in _TAGGED:
+        if kind not in _TAGGED or only not in (None, kind):
             continue
         try:
             fields, _ = json.JSONDecoder().raw_decode(text, match.end())
@@ -129,19 +241,27 @@ def _first_tag(text: str) -> Optional[SparkKplError]:
     return None
 
 
-def translated(error: BaseException) -> Optional[SparkKplError]:
-    """The :mod:`spark_kpl` exception a Spark error from a write stands for, or None for any other."""
-    # Classic: the Py4J error's text holds the JVM stack trace, causes included; Connect: the job's
-    # failure message quotes the task's exception.
-    found = _first_tag(str(error))
-    if found is not None:
-        return found
-    from pyspark.errors import AnalysisException, IllegalArgumentException
+#: The classes made by :func:`_also_sparks`, by the pair they join.
+_JOINED: Dict[Tuple[Type[SparkKplError], Type[BaseException]], Type[SparkKplError]] = {}
 
-    # Raised on the driver before the job (a task's error reaches Python as the job's failure): the
-    # sink's refusals, and a column argument that does not resolve.
-    if isinstance(error, (IllegalArgumentException, AnalysisException)):
-        return WriteRefused(str(error).split(_JVM_STACKTRACE)[0])
-    # Any other error is not the sink's: every task failure of the sink is tagged, so this one is the
-    # DataFrame's own computation failing (a UDF, a source), and stays Spark's.
-    return None
+
+def _also_sparks(ours: SparkKplError, spark: BaseException) -> SparkKplError:
+    """``ours`` as an instance of Spark's error's class as well (a class made once per pair, named as
+    ours), holding Spark's error's attributes but its message, so that that class's methods
+    (``java_exception``, ``getCondition()``...) answer as for Spark's error. ``ours`` itself when
+    Spark's class adds nothing, or cannot be joined (a built-in class laid out otherwise)."""
+    pair = (type(ours), type(spark))
+    if pair not in _JOINED:
+        try:
+            _JOINED[pair] = pair[0] if issubclass(*pair) else type(
+                pair[0].__name__, pair, {"__module__": pair[0].__module__, "__doc__": pair[0].__doc__})
+        except TypeError:
+            _JOINED[pair] = pair[0]
+    joined_class = _JOINED[pair]
+    if joined_class is pair[0]:
+        return ours
+    joined = joined_class.__new__(joined_class)
+    joined.__dict__.update(ours.__dict__)
+    joined.__dict__.update({name: value for name, value in spark.__dict__.items() if name != "_message"})
+    joined.args = ours.args
+    return joined

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from spark_kpl._facts import DATA_SOURCE, METRICS, OPTIONS, REPORT_OPTION, REPORTS, RESULT_KEY_OPTION, SINK_COLUMNS
-from spark_kpl.errors import WriteRefused, translated
+from spark_kpl.errors import WriteRefused, translated_errors
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -72,6 +71,11 @@ def _to_column(value: ColumnLike, argument: str) -> "Column":
     raise TypeError(f"{argument} must be a column name (str) or a Column, got {type(value).__name__}")
 
 
+def _own_column(df: "DataFrame", sink_column: str) -> Optional[str]:
+    """df's column that the sink would take as ``sink_column`` (names match in any case), or None."""
+    return next((name for name in df.columns if name.lower() == sink_column.lower()), None)
+
+
 def _option_value(name: str, value: Any) -> str:
     """Stringify as Spark's own DataFrameWriter does: booleans lower-cased."""
     if isinstance(value, bool):
@@ -87,18 +91,6 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
 
 #: The sink's internal option giving a write the result key its writeResult report is read by.
 _RESULT_KEY_OPTION = OPTIONS["WRITE_ID"].name
-
-
-@contextlib.contextmanager
-def _sink_errors() -> Iterator[None]:
-    """Raise the sink's failures as spark_kpl exceptions, Spark's error kept as their cause."""
-    try:
-        yield
-    except Exception as error:
-        ours = translated(error)
-        if ours is None:
-            raise
-        raise ours from error
 
 
 def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:
@@ -124,10 +116,12 @@ def write(
     ``spark.kpl.streamName`` config key.
 
     Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
-    column ``data``. With ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column
-    of ``df`` is serialized into the record (a key given by column name stays in it too). Options are
-    the sink's (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own
-    properties (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
+    column ``data``, and ``partition_key`` to ``df``'s ``partitionKey`` column if it has one (in any
+    case, as the sink matches its columns), else keys follow the ``partitioner`` option. With
+    ``format="json"`` or ``"avro"`` there is no ``data`` argument: every column of ``df`` is serialized
+    into the record (a key given by column name stays in it too). Options are the sink's
+    (``failOnError``, ``partitioner``, ``recordId``, ...; see docs/api.md) and the KPL's own properties
+    (``Region``, ``RecordMaxBufferedTime``, ...), in any case; they win over
     ``spark.kpl.*`` config keys. With ``recordId="prefix"``, ``writeName="<your name for this
     logical write>"`` gives the rows the same record ids on every run of the write, so that
     :mod:`spark_kpl.dedup` drops what a run sends again (see docs/api.md for when ids are stable).
@@ -171,6 +165,9 @@ def write(
     arguments = dict(partition_key=partition_key, explicit_hash_key=explicit_hash_key, target_stream=target_stream)
     if not serializes_row:
         arguments.update(data=SINK_COLUMNS["DATA"] if data is None else data)
+        # Only the arguments' columns are selected: df's own key column would be dropped without a word.
+        if partition_key is None:
+            arguments.update(partition_key=_own_column(df, SINK_COLUMNS["PARTITION_KEY"]))
     columns = [
         _to_column(value, argument).alias(_SINK_COLUMNS[argument])
         for argument, value in arguments.items()
@@ -184,7 +181,7 @@ def write(
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
     result_key = str(uuid.uuid4())
-    with _sink_errors():
+    with translated_errors():
         (df.select(*columns).write.format(DATA_SOURCE).options(**java_options).option(_RESULT_KEY_OPTION, result_key)
          .mode("append").save())
     (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: result_key})
@@ -293,7 +290,7 @@ def write_settings(spark: "SparkSession", **options: Any) -> Dict[str, str]:
 
 def _resolve(spark: "SparkSession", java_options: Dict[str, str]) -> Dict[str, str]:
     setting, value = REPORTS["WRITE_SETTINGS"].columns
-    with _sink_errors():
+    with translated_errors():
         return {row[setting]: row[value] for row in _report(spark, "WRITE_SETTINGS", java_options)}
 
 

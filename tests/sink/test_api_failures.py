@@ -17,8 +17,6 @@ from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 
-from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
-
 MISSING_STREAM = "no-such-stream"
 #: The KPL retries a stream it cannot find until a record's time to live runs out.
 FAST_EXPIRY = {"RecordTtl": "1000"}
@@ -51,21 +49,6 @@ def test_a_write_with_no_stream_is_refused_on_the_driver(spark, kinesis):
         rows.write.format("kpl").options(**kinesis.kpl_options()).mode("append").save()
 
 
-def test_spark_kpl_write_raises_records_not_delivered_with_the_first_failed_record(spark, kinesis, stream):
-    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
-        spark_kpl.write(rows_partly_to_a_missing_stream(spark, stream), None, partition_key="partitionKey",
-                        target_stream="streamName", **kinesis.kpl_options(), **FAST_EXPIRY)
-    error = failure.value
-    assert (error.stream, error.spark_partition, error.column, error.error_code) == (MISSING_STREAM, 0, None, "Expired")
-    # Rows 1, 6, 11 and 16 (ids 0, 5, 10, 15) target the missing stream; Kinesis fails them together.
-    assert error.row in (1, 6, 11, 16) and error.partition_key == f"key-{error.row - 1}"
-    assert error.explicit_hash_key is None
-    assert "ResourceNotFoundException" in error.error_message
-    assert str(error).startswith(f"Row {error.row} of Spark partition 0: Kinesis finally failed the record for "
-                                 f"stream '{MISSING_STREAM}', partition key '{error.partition_key}': Expired: ")
-    assert "Kinesis finally failed the record" in str(error.__cause__)
-
-
 def test_a_row_that_cannot_become_a_record_raises_records_not_delivered_naming_its_column(spark, kinesis, stream):
     rows = spark.range(3, numPartitions=1).select(
         F.format_string("row-%d", "id").alias("data"),
@@ -93,11 +76,6 @@ def test_with_fail_on_error_the_rows_before_the_failed_one_are_stored_when_the_w
     assert (failure.value.row, failure.value.column) == (100, "partitionKey")
     assert sorted(r.data for r in endpoint.records(ep_stream)) == sorted(f"row-{i}".encode() for i in range(99))
     assert "Rows before it were handed to Kinesis, and the task waited for them" in str(failure.value.__cause__)
-
-
-def test_a_refused_option_is_a_value_error_naming_it_with_sparks_error_as_cause(spark, kinesis, stream):
-    refusal = refused_write(spark, stream, kinesis.kpl_options())
-    assert isinstance(refusal.__cause__, IllegalArgumentException)
 
 
 def test_with_fail_on_error_false_failures_are_counted_and_dead_lettered(spark, kinesis, stream, tmp_path):
@@ -182,21 +160,8 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
     assert "The KPL producer failed at least" in str(error.__cause__)
 
 
-# Every failure of spark_kpl.write is one of the package's exceptions, Spark's error its __cause__
-# (tests/sink/test_connect.py repeats these on Spark Connect).
-
-def test_credentials_the_driver_cannot_get_refuse_the_write(spark, endpoint, ep_stream):
-    credentials_refused_write(spark, ep_stream, endpoint.kpl_options())
-
-
-def test_a_sink_failure_in_a_task_raises_producer_failed_with_the_jvm_error(spark, endpoint, ep_stream, tmp_path):
-    failed_task_write(spark, ep_stream, endpoint.kpl_options(), tmp_path)
-
-
-def test_a_column_argument_that_does_not_resolve_refuses_the_write(spark, endpoint, ep_stream):
-    unresolved_column_write(spark, ep_stream, endpoint.kpl_options())
-    assert endpoint.records(ep_stream) == []
-
+# The failures that spark_kpl.write and df.write raise alike on classic sessions and Spark Connect are in
+# tests/sink/test_api_errors.py.
 
 def test_pythons_own_refusals_are_write_refused(spark, endpoint, ep_stream):
     rows = spark.range(1).select(F.lit("x").alias("data"))

@@ -42,6 +42,18 @@ def test_fixed_uses_the_spark_partition_id_as_key(spark, kinesis, stream):
     assert key_of == {f"row-{i}".encode(): str(i // 20) for i in range(40)}
 
 
+def test_spark_kpl_write_keys_records_by_the_frame_s_own_partition_key_column(spark, kinesis, stream):
+    """Without partition_key=, a partitionKey column of df (in any case, as the sink matches its columns)
+    is the key, as with df.write.format("kpl"); partition_key= given wins over it."""
+    rows = spark.range(6, numPartitions=2).select(F.format_string("row-%d", "id").alias("data"),
+                                                  F.format_string("key-%d", "id").alias("PartitionKey"))
+    spark_kpl.write(rows, stream, **kinesis.kpl_options())
+    spark_kpl.write(rows, stream, partition_key=F.lit("given"), **kinesis.kpl_options())
+    keys = sorted((r.data, r.partition_key) for r in kinesis.read_records(stream))
+    assert keys == sorted([(f"row-{i}".encode(), f"key-{i}") for i in range(6)]
+                          + [(f"row-{i}".encode(), "given") for i in range(6)])
+
+
 def test_default_partition_alone_is_every_records_key(spark, kinesis, stream):
     spark_kpl.write(payloads(spark), stream, defaultPartition="all-here", **kinesis.kpl_options())
     assert {r.partition_key for r in kinesis.read_records(stream)} == {"all-here"}

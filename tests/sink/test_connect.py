@@ -1,6 +1,6 @@
 """Spark Connect: a client session with no JVM of its own writes through a Connect server that has the
 sink's jar, to the project's endpoint: df.write and df.writeStream with format kpl, spark_kpl.write with
-its figures, its settings helpers, and its exceptions, all read back or compared exactly."""
+its figures and its settings helpers, all read back or compared exactly (its exceptions: test_api_errors.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,6 @@ from pyspark.sql import functions as F
 
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
-
-from conftest import credentials_refused_write, failed_task_write, refused_write, unresolved_column_write
-
-MISSING_STREAM = "no-such-stream"
 
 
 def assert_exactly_once(endpoint, stream, expected):
@@ -73,38 +69,8 @@ def test_settings_and_stats_helpers_work_on_connect(connect_spark, endpoint, ep_
     assert all(stats["outstandingRecords"] == 0 for stats in spark_kpl.producer_stats(connect_spark))
 
 
-def test_records_not_delivered_on_connect_names_the_first_failed_record(connect_spark, endpoint, ep_stream):
-    rows = connect_spark.range(10, numPartitions=1).select(
-        F.format_string("row-%d", "id").alias("data"), F.format_string("key-%d", "id").alias("partitionKey"),
-        F.when(F.col("id") == 3, F.lit(MISSING_STREAM)).otherwise(F.lit(ep_stream)).alias("streamName"))
-    with pytest.raises(spark_kpl.RecordsNotDelivered) as failure:
-        spark_kpl.write(rows, None, partition_key="partitionKey", target_stream="streamName", RecordTtl=1000,
-                        **endpoint.kpl_options())
-    error = failure.value
-    assert (error.stream, error.partition_key, error.spark_partition, error.row, error.column, error.error_code) == (
-        MISSING_STREAM, "key-3", 0, 4, None, "Expired")
-    assert "ResourceNotFoundException" in error.error_message
-    assert "Kinesis finally failed the record" in str(error.__cause__)
-
-
-def test_a_refused_option_on_connect_is_a_value_error_naming_it(connect_spark, endpoint, ep_stream):
-    refused_write(connect_spark, ep_stream, endpoint.kpl_options())
-    assert endpoint.records(ep_stream) == []
-
-
 def test_configure_on_a_connect_builder_says_the_jar_belongs_on_the_server(connect_server):
-    with pytest.raises(RuntimeError, match=r"the jar belongs on the server. Start it with --jars \S+\.jar"):
+    with pytest.raises(spark_kpl.SinkNotOnSession,
+                       match=r"the jar belongs on the server. Start it with --jars \S+\.jar") as refused:
         spark_kpl.configure(SparkSession.builder.remote(connect_server.url))
-
-
-def test_credentials_the_server_cannot_get_refuse_the_write_on_connect(connect_spark, endpoint, ep_stream):
-    credentials_refused_write(connect_spark, ep_stream, endpoint.kpl_options())
-
-
-def test_a_sink_failure_in_a_task_on_connect_raises_producer_failed(connect_spark, endpoint, ep_stream, tmp_path):
-    failed_task_write(connect_spark, ep_stream, endpoint.kpl_options(), tmp_path)
-
-
-def test_a_column_argument_that_does_not_resolve_on_connect_refuses_the_write(connect_spark, endpoint, ep_stream):
-    unresolved_column_write(connect_spark, ep_stream, endpoint.kpl_options())
-    assert endpoint.records(ep_stream) == []
+    assert isinstance(refused.value, RuntimeError)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 import pytest
+from pyspark.sql import SparkSession
 
 import spark_kpl
 from spark_kpl.writer import _java_options
@@ -23,15 +24,12 @@ def test_an_option_of_another_type_is_refused_naming_it(value: Any) -> None:
         _java_options({"queueLimit": value})
 
 
-class Builder:
-    """Records config() calls as SparkSession.builder takes them."""
-
-    def __init__(self, options: Optional[Dict[str, str]] = None) -> None:
-        self._options = dict(options or {})
-
-    def config(self, key: str, value: str) -> "Builder":
-        self._options[key] = value
-        return self
+def builder(options: Optional[Dict[str, str]] = None) -> SparkSession.Builder:
+    """``SparkSession.builder`` with these options set: a session of its own is not started."""
+    made = SparkSession.Builder()
+    for key, value in (options or {}).items():
+        made.config(key, value)
+    return made
 
 
 @pytest.fixture
@@ -46,11 +44,12 @@ def no_session(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_configure_adds_the_jar_to_spark_jars_once(no_session: None) -> None:
     jar = str(spark_kpl.jar_path())
 
-    assert spark_kpl.configure(Builder())._options["spark.jars"] == jar
-    assert spark_kpl.configure(Builder({"spark.jars": "other.jar"}))._options["spark.jars"] == f"other.jar,{jar}"
-    assert spark_kpl.configure(Builder({"spark.jars": jar}))._options["spark.jars"] == jar
+    assert spark_kpl.configure(builder())._options["spark.jars"] == jar
+    assert spark_kpl.configure(builder({"spark.jars": "other.jar"}))._options["spark.jars"] == f"other.jar,{jar}"
+    assert spark_kpl.configure(builder({"spark.jars": jar}))._options["spark.jars"] == jar
 
 
 def test_configure_refuses_a_connect_builder_saying_where_the_jar_goes(no_session: None) -> None:
-    with pytest.raises(RuntimeError, match="the jar belongs on the server"):
-        spark_kpl.configure(Builder({"spark.remote": "sc://127.0.0.1:15002"}))
+    with pytest.raises(spark_kpl.SinkNotOnSession, match="the jar belongs on the server") as refused:
+        spark_kpl.configure(builder({"spark.remote": "sc://127.0.0.1:15002"}))
+    assert isinstance(refused.value, RuntimeError)

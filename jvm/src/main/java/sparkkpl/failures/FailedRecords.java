@@ -41,9 +41,9 @@ public final class FailedRecords {
             String problem = describe(failure) + ". Rows before it were handed to Kinesis, and the task waited for them "
                 + "(up to shutdownFlushTimeoutMs) before failing (failOnError=false would count it and carry on)" + errorTag(failure);
             if (failure.column() != null) {
-                throw new IllegalArgumentException(problem);
+                throw new RowRefusedException(problem);
             }
-            throw new IOException(problem);
+            throw new UndeliveredException(problem);
         }
         if (count <= LOGGED_PER_TASK) {
             LOG.warn("Not delivered to Kinesis: {}", describe(failure));
@@ -68,6 +68,24 @@ public final class FailedRecords {
         var record = failure.record();
         return new Object[] {record.stream(), record.partitionKey(), record.explicitHashKey(), partitionId,
             failure.rowNumber(), failure.column(), failure.errorCode(), failure.errorMessage()};
+    }
+
+    /** Kinesis finally failed a record, and {@code failOnError} fails the task; the message ends in its tag. */
+    public static final class UndeliveredException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        UndeliveredException(String message) {
+            super(message);
+        }
+    }
+
+    /** A row could not become a record, and {@code failOnError} fails the task; the message ends in its tag. */
+    public static final class RowRefusedException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        RowRefusedException(String message) {
+            super(message);
+        }
     }
 
     public long count() {

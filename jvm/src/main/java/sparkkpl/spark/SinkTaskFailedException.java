@@ -11,7 +11,7 @@ import sparkkpl.util.ErrorTag;
  * so that Python raises {@code spark_kpl.ProducerFailed} with this message, as for a failed producer:
  * records the task had added and Kinesis had not answered for may or may not reach the stream.
  */
-final class SinkTaskFailedException extends IOException {
+public final class SinkTaskFailedException extends IOException {
     private static final long serialVersionUID = 1L;
     /** The reason as the tag carries it: enough to read, short enough to survive Spark Connect. */
     private static final int REASON_CHARS = 1000;

@@ -8,7 +8,7 @@ import sparkkpl.util.ErrorTag;
  * with other ranges, where a KCL consumer drops the records outside its shard's range; Kinesis
  * reports them as written, so the sink cannot tell which. The write fails rather than report success.
  */
-final class StreamRecreatedException extends IllegalStateException {
+public final class StreamRecreatedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
     StreamRecreatedException(String stream, String created, String writeName) {

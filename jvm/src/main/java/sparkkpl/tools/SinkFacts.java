@@ -13,10 +13,13 @@ import java.util.stream.Collectors;
 import sparkkpl.config.SinkOption;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.metrics.WriteMetric;
+import sparkkpl.producer.ProducerFailedException;
 import sparkkpl.records.RecordIdHeader;
 import sparkkpl.records.RowLayout;
 import sparkkpl.spark.KplDataSource;
 import sparkkpl.spark.SinkReport;
+import sparkkpl.spark.SinkTaskFailedException;
+import sparkkpl.spark.StreamRecreatedException;
 import sparkkpl.util.ErrorTag;
 import sparkkpl.util.JsonText;
 
@@ -31,6 +34,16 @@ import sparkkpl.util.JsonText;
 public final class SinkFacts {
     /** A container that fits in this many characters stays on one line. */
     private static final int LINE = 110;
+
+    /**
+     * The exceptions a task of the sink fails with, by the tag their messages end in: spark_kpl picks them out
+     * of a JVM error's causes by class name where it sees the JVM error (a classic session).
+     */
+    private static final Map<ErrorTag.Kind, List<Class<? extends Exception>>> THROWN_WITH = Map.of(
+        ErrorTag.Kind.RECORDS_NOT_DELIVERED,
+        List.of(FailedRecords.UndeliveredException.class, FailedRecords.RowRefusedException.class),
+        ErrorTag.Kind.PRODUCER_FAILED, List.of(ProducerFailedException.class, SinkTaskFailedException.class),
+        ErrorTag.Kind.STREAM_RECREATED, List.of(StreamRecreatedException.class));
 
     private SinkFacts() {}
 
@@ -49,7 +62,8 @@ public final class SinkFacts {
         facts.put("metrics", Arrays.stream(WriteMetric.values()).map(WriteMetric::key).toList());
         facts.put("sinkColumns", sinkColumns());
         facts.put("errorTag", ordered("opening", ErrorTag.OPENING, "kinds", Arrays.stream(ErrorTag.Kind.values())
-            .map(kind -> ordered("name", kind.pythonName(), "fields", kind.fields())).toList()));
+            .map(kind -> ordered("name", kind.pythonName(), "fields", kind.fields(), "jvmClasses",
+                THROWN_WITH.get(kind).stream().map(Class::getName).toList())).toList()));
         facts.put("undeliveredRecord", ordered("kinesisFailed", FailedRecords.KINESIS_FAILED,
             "rowRefused", FailedRecords.ROW_REFUSED));
         facts.put("placeDaemon", ordered("mainClass", PlaceDaemon.class.getName(),
