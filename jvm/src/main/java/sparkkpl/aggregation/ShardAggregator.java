@@ -5,12 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -131,20 +128,14 @@ public final class ShardAggregator implements RecordGrouping {
      */
     static final int AGED_SEALS_PER_LOOK = 100;
 
-    /** The task's producer's shard maps, shared with the other tasks using it. */
-    private final ShardMaps shardMaps;
     private final int maxBytes;
     /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
     private final long maxRecords;
     private final long maxRecordBytes;
     private final boolean sinkChoosesKeys;
-    /** The task's streams as described for the write: which incarnation of each to list. */
-    private final RowStreams streams;
+    /** Which shard each record routes to, by its stream's map. */
+    private final ShardRouter router;
     private final Map<Target, Open> open = new LinkedHashMap<>();
-    /** The shard map this task groups by, per stream: the JVM's map when first needed, then as reloaded. */
-    private final Map<String, ShardMap> maps = new HashMap<>();
-    /** Streams this task could not list (or route a key in): their records travel alone. */
-    private final Set<String> unlisted = new HashSet<>();
     private long openBytes;
     /** The heap the open aggregates' builders take, filled or not ({@link AggregateBuilder#capacityBytes}). */
     private long builderBytes;
@@ -163,8 +154,7 @@ public final class ShardAggregator implements RecordGrouping {
      */
     public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
                            boolean sinkChoosesKeys, RowStreams streams) {
-        this.shardMaps = shardMaps;
-        this.streams = streams;
+        this.router = new ShardRouter(shardMaps, streams);
         this.maxBytes = maxBytes;
         this.maxRecords = queueLimit;
         this.maxRecordBytes = queueLimitBytes;
@@ -174,13 +164,13 @@ public final class ShardAggregator implements RecordGrouping {
     @Override
     public void add(TaskRecord taskRecord, Consumer<KplRecord> ready) {
         KinesisRecord record = taskRecord.record();
-        if (unlisted.contains(record.stream())) {
+        if (router.unlisted(record.stream())) {
             ready.accept(KplRecord.alone(taskRecord));
             return;
         }
         boolean ownKey = sinkChoosesKeys && record.explicitHashKey() == null;
         byte[] partitionKey = record.partitionKey().getBytes(StandardCharsets.UTF_8); // once: hashed and written
-        String shard = ownKey ? null : shardOf(record, partitionKey);
+        String shard = ownKey ? null : router.shardOf(record, partitionKey);
         if (!ownKey && shard == null) {
             ready.accept(KplRecord.alone(taskRecord));
             return;
@@ -234,49 +224,6 @@ public final class ShardAggregator implements RecordGrouping {
             }
             ready.accept(seal(entry.getKey(), entry.getValue()));
         }
-    }
-
-    /**
-     * The id of the open shard the record routes to, listing the stream again if none holds its key;
-     * null when the stream cannot be listed (it does not exist, or ListShards is not allowed): its
-     * records then travel alone, and the KPL answers for each as on the per-record path (a missing
-     * stream fails them after RecordTtl, for failOnError and the dead letters).
-     */
-    private String shardOf(KinesisRecord record, byte[] partitionKey) {
-        HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
-        try {
-            ShardMap map = maps.get(record.stream());
-            if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
-                map = shardMaps.current(record.stream(), createdOf(record.stream()));
-                maps.put(record.stream(), map);
-            }
-            ShardMap.Shard shard = map.shardFor(hashKey);
-            if (shard == null) {
-                shard = reload(record.stream(), map).shardFor(hashKey);
-            }
-            if (shard != null) {
-                return shard.id();
-            }
-            LOG.warn("No open shard of stream '{}' holds hash key {}, even after listing its shards again: this task "
-                + "sends the stream's records one by one", record.stream(), hashKey);
-        } catch (IOException e) {
-            LOG.warn("This task sends the records of stream '{}' one by one, not aggregated: {}", record.stream(),
-                e.getMessage());
-        }
-        unlisted.add(record.stream());
-        return null;
-    }
-
-    /** The creation time the stream was described with for the write, or null when not known. */
-    private String createdOf(String stream) {
-        return streams.created(stream);
-    }
-
-    /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
-    private ShardMap reload(String stream, ShardMap stale) throws IOException {
-        ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
-        maps.put(stream, fresh);
-        return fresh;
     }
 
     @Override
@@ -353,21 +300,21 @@ public final class ShardAggregator implements RecordGrouping {
     public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException {
         String stream = record.sent().stream();
         boolean gone = streamWentMissing;
-        ShardMap map = gone ? null : maps.get(stream);
+        ShardMap map = gone ? null : router.map(stream);
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
             StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
             try {
-                map = gone ? shardMaps.listedAfter(stream, null, map) : reload(stream, map);
+                map = gone ? router.listedByName(stream, map) : router.reload(stream, map);
             } catch (StreamApi.StreamCallFailed e) {
                 if (gone || !e.notFound()) {
                     throw e;
                 }
                 gone = true; // the stream the driver described is deleted: another may have its name now
-                map = shardMaps.listedAfter(stream, null, null);
+                map = router.listedByName(stream, null);
             }
         }
         if (gone) {
-            forget(stream);
+            router.forget(stream);
         }
         ShardMap.Shard stored = map.shard(storedIn);
         boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
@@ -377,17 +324,5 @@ public final class ShardAggregator implements RecordGrouping {
             gone ? "after the stream went missing" : "the stream was resharded",
             kept ? "every record lies in that shard, so it stands" : "its records are sent again");
         return kept;
-    }
-
-    /**
-     * Stops aggregating for a stream that went missing: its map is retired for every task of the JVM
-     * (it may describe a deleted stream), and this task sends the stream's records one by one.
-     */
-    private void forget(String stream) {
-        ShardMap stale = maps.remove(stream);
-        if (stale != null) {
-            stale.retire();
-        }
-        unlisted.add(stream);
     }
 }

@@ -1,0 +1,117 @@
+package sparkkpl.aggregation;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sparkkpl.kinesis.HashKey;
+import sparkkpl.kinesis.HashKeys;
+import sparkkpl.kinesis.KinesisRecord;
+import sparkkpl.kinesis.RowStreams;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.ShardMaps;
+
+/**
+ * Which shard a task's record routes to, by the shard map of the incarnation of its stream the task
+ * knows: one map per stream for the task, taken from the JVM's maps when first needed and listed again
+ * when it has aged, was retired, or holds no open shard for a key. A stream the task cannot list is
+ * given up for the task: its records go without a shard. Not thread-safe: one task, one thread.
+ */
+final class ShardRouter {
+    private static final Logger LOG = LoggerFactory.getLogger(ShardRouter.class);
+
+    /** The task's producer's shard maps, shared with the other tasks using it. */
+    private final ShardMaps shardMaps;
+    /** The task's streams as described for the write: which incarnation of each to list. */
+    private final RowStreams streams;
+    /** The shard map this task routes by, per stream: the JVM's map when first needed, then as reloaded. */
+    private final Map<String, ShardMap> maps = new HashMap<>();
+    /** Streams this task could not list (or route a key in): their records go without a shard. */
+    private final Set<String> unlisted = new HashSet<>();
+
+    /**
+     * @param shardMaps the maps of the producer the task feeds
+     * @param streams the task's streams as the driver, or for a stream only rows name the JVM, described
+     *     them (a stream whose creation time is not known is listed by name alone)
+     */
+    ShardRouter(ShardMaps shardMaps, RowStreams streams) {
+        this.shardMaps = shardMaps;
+        this.streams = streams;
+    }
+
+    /** Whether this task has given up routing the stream's records by shard. */
+    boolean unlisted(String stream) {
+        return unlisted.contains(stream);
+    }
+
+    /**
+     * The id of the open shard the record routes to, listing the stream again if none holds its key;
+     * null when the stream cannot be listed (it does not exist, or ListShards is not allowed): its
+     * records then go without a shard, and the KPL answers for each as on the per-record path (a missing
+     * stream fails them after RecordTtl, for failOnError and the dead letters).
+     *
+     * @param partitionKey the record's partition key, UTF-8
+     */
+    String shardOf(KinesisRecord record, byte[] partitionKey) {
+        HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
+        try {
+            ShardMap map = maps.get(record.stream());
+            if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {
+                map = shardMaps.current(record.stream(), createdOf(record.stream()));
+                maps.put(record.stream(), map);
+            }
+            ShardMap.Shard shard = map.shardFor(hashKey);
+            if (shard == null) {
+                shard = reload(record.stream(), map).shardFor(hashKey);
+            }
+            if (shard != null) {
+                return shard.id();
+            }
+            LOG.warn("No open shard of stream '{}' holds hash key {}, even after listing its shards again: this task "
+                + "sends the stream's records without a shard: one by one, under the stream's budget", record.stream(),
+                hashKey);
+        } catch (IOException e) {
+            LOG.warn("This task sends the records of stream '{}' without a shard (one by one, under the stream's "
+                + "budget): {}", record.stream(), e.getMessage());
+        }
+        unlisted.add(record.stream());
+        return null;
+    }
+
+    /** The map this task routes the stream by, or null if it has none. */
+    ShardMap map(String stream) {
+        return maps.get(stream);
+    }
+
+    /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
+    ShardMap reload(String stream, ShardMap stale) throws IOException {
+        ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
+        maps.put(stream, fresh);
+        return fresh;
+    }
+
+    /** A map of whichever stream has the name now, listed after {@code stale}: after the described one went missing. */
+    ShardMap listedByName(String stream, ShardMap stale) throws IOException {
+        return shardMaps.listedAfter(stream, null, stale);
+    }
+
+    /**
+     * Stops routing a stream that went missing: its map is retired for every task of the JVM (it may
+     * describe a deleted stream), and this task sends the stream's records without a shard.
+     */
+    void forget(String stream) {
+        ShardMap stale = maps.remove(stream);
+        if (stale != null) {
+            stale.retire();
+        }
+        unlisted.add(stream);
+    }
+
+    /** The creation time the stream was described with for the write, or null when not known. */
+    private String createdOf(String stream) {
+        return streams.created(stream);
+    }
+}
