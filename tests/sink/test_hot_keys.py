@@ -71,9 +71,9 @@ def keyed_expected(count: int, hot_every: int) -> Dict[bytes, str]:
             HOT_KEY if hot_every and i % hot_every == 0 else f"key-{i}" for i in range(count)}
 
 
-def timed_write(endpoint: KinesisEndpoint, rows, stream: str) -> Tuple[float, Any]:
+def timed_write(endpoint: KinesisEndpoint, rows, stream: str, **options: str) -> Tuple[float, Any]:
     started = time.monotonic()
-    result = spark_kpl.write(rows, stream, partition_key="partitionKey", **endpoint.kpl_options())
+    result = spark_kpl.write(rows, stream, partition_key="partitionKey", **options, **endpoint.kpl_options())
     return time.monotonic() - started, result
 
 
@@ -92,24 +92,26 @@ def busiest_shard_floor_seconds(endpoint: KinesisEndpoint, stream: str) -> float
     return max(per_shard.values()) / KINESIS_SHARD_BYTES_PER_SECOND
 
 
-@pytest.mark.parametrize("hot_every, count", [
-    (2, 60_000),    # the hot shard's floor rules: 31 MB into one shard
-    (10, 300_000),  # the hot shard's floor rules, 38 MB: the shape that expired after 41 s
-    (100, 300_000),  # the spread floor rules: the hot shard takes 4 % of the rows
-], ids=["1-in-2", "1-in-10", "1-in-100"])
+@pytest.mark.parametrize("hot_every, count, aggregation", [
+    (2, 60_000, "executor"),    # the hot shard's floor rules: 31 MB into one shard
+    (10, 300_000, "executor"),  # the hot shard's floor rules, 38 MB: the shape that expired after 41 s
+    (100, 300_000, "executor"),  # the spread floor rules: the hot shard takes 4 % of the rows
+    (10, 300_000, "kpl"),  # the KPL aggregates: the tasks route each row to its shard's budget
+], ids=["1-in-2", "1-in-10", "1-in-100", "1-in-10-kpl"])
 def test_a_hot_key_on_a_wide_stream_at_its_limits_neither_expires_nor_slows_the_write_past_its_floor(
-        local_spark: Any, limits_endpoint: KinesisEndpoint, hot_every: int, count: int):
-    spread_stream, hot_stream = f"spread-{hot_every}", f"hot-{hot_every}"
+        local_spark: Any, limits_endpoint: KinesisEndpoint, hot_every: int, count: int, aggregation: str):
+    spread_stream, hot_stream = f"spread-{hot_every}-{aggregation}", f"hot-{hot_every}-{aggregation}"
     limits_endpoint.create_stream(spread_stream, shards=WIDE_SHARDS)
     limits_endpoint.create_stream(hot_stream, shards=WIDE_SHARDS)
     spread_rows = keyed_rows(local_spark, count, 0).persist()
     hot_rows = keyed_rows(local_spark, count, hot_every).persist()
     spread_rows.count(), hot_rows.count()
     try:
-        spread_seconds, spread_result = timed_write(limits_endpoint, spread_rows, spread_stream)
+        spread_seconds, spread_result = timed_write(limits_endpoint, spread_rows, spread_stream,
+                                                    aggregation=aggregation)
         limits_endpoint.reset_counters()
         hot_started = time.time()
-        hot_seconds, hot_result = timed_write(limits_endpoint, hot_rows, hot_stream)
+        hot_seconds, hot_result = timed_write(limits_endpoint, hot_rows, hot_stream, aggregation=aggregation)
         stats = limits_endpoint.stats()
         first_put_after = (limits_endpoint.first_put_at or hot_started) - hot_started
     finally:
@@ -119,7 +121,8 @@ def test_a_hot_key_on_a_wide_stream_at_its_limits_neither_expires_nor_slows_the_
     assert_delivered_once(limits_endpoint, hot_stream, keyed_expected(count, hot_every), hot_result)
     hot_floor = busiest_shard_floor_seconds(limits_endpoint, hot_stream)
     floor = max(spread_seconds, hot_floor)
-    print(f"\n1 in {hot_every} hot, {count} x {ROW_BYTES} B into {WIDE_SHARDS} shards: {hot_seconds:.1f} s against "
+    print(f"\naggregation={aggregation}, 1 in {hot_every} hot, {count} x {ROW_BYTES} B into {WIDE_SHARDS} shards: "
+          f"{hot_seconds:.1f} s against "
           f"{spread_seconds:.1f} s spread and {hot_floor:.1f} s for the hot shard "
           f"({hot_seconds / floor:.2f} x the floor), the first record after {first_put_after:.1f} s; blocked "
           f"{hot_result.blocked_ms} ms, "

@@ -3,6 +3,7 @@ package sparkkpl.spark;
 import java.io.Serializable;
 import java.util.Map;
 import sparkkpl.aggregation.ShardAggregator;
+import sparkkpl.aggregation.ShardRouting;
 import sparkkpl.config.Aggregation;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.RecordId;
@@ -84,13 +85,14 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
 
     /**
      * A task's grouping of records into the KPL's user records ({@link Aggregation}), on the shard maps
-     * of the producer it feeds, for the incarnation of each stream the task knows.
+     * of the producer it feeds, for the incarnation of each stream the task knows: aggregates per shard,
+     * or (the KPL aggregates) each record alone, routed to its shard for the queue limit's budget.
      */
     private RecordGrouping recordGrouping(ShardMaps shardMaps, RowStreams rowStreams) {
         ProducerSpec producer = options.producer();
         return options.aggregatesInExecutor()
             ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
                 options.aggregateMaxBytes(), partitioning.choosesKeys(), rowStreams)
-            : RecordGrouping.ONE_BY_ONE;
+            : new ShardRouting(shardMaps, partitioning.choosesKeys(), rowStreams);
     }
 }
