@@ -8,23 +8,43 @@ consumers dropping duplicates.
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import TYPE_CHECKING, Any, Union, overload
 
 from spark_kpl._facts import DATA_SOURCE, REPORT_OPTION, REPORTS
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
-from spark_kpl.errors import (
-    ProducerFailed,
-    RecordsNotDelivered,
-    SinkNotOnSession,
-    SparkKplError,
-    StreamRecreated,
-    WriteRefused,
-)
-from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from spark_kpl.errors import (
+        ProducerFailed,
+        RecordsNotDelivered,
+        SinkNotOnSession,
+        SparkKplError,
+        StreamRecreated,
+        WriteRefused,
+    )
+    from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
+
+#: The names whose modules need pyspark, by module: loaded when first used, so that ``python -m spark_kpl``
+#: (a cluster node's bootstrap action) and ``spark_kpl.dedup`` (a consumer) run where pyspark is not installed.
+_NEEDING_PYSPARK = {
+    **dict.fromkeys(("ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
+                     "WriteRefused"), "spark_kpl.errors"),
+    **dict.fromkeys(("WriteResult", "producer_settings", "producer_stats", "write", "write_rdd", "write_settings"),
+                    "spark_kpl.writer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _NEEDING_PYSPARK.get(name)
+    if module is None:
+        raise AttributeError(f"module 'spark_kpl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
            "WriteRefused", "WriteResult", "__version__", "configure", "jar_path", "producer_settings",
@@ -110,6 +130,8 @@ def configure(builder: Union["SparkSession.Builder", "SparkSession"]) -> Union["
     >>> from pyspark.sql import SparkSession
     >>> spark = spark_kpl.configure(SparkSession.builder.master("local[2]")).getOrCreate()  # doctest: +SKIP
     """
+    from spark_kpl.errors import SinkNotOnSession  # needs pyspark: see _NEEDING_PYSPARK
+
     if _is_connect(builder):
         raise SinkNotOnSession(_connect_advice())
     jar = str(jar_path())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -64,3 +66,15 @@ def test_a_header_of_a_newer_version_is_refused_naming_it_not_taken_for_data() -
         dedup.record_id(data)
     with pytest.raises(ValueError, match="version 3"):
         dedup.strip(data)
+
+
+def test_a_consumer_without_pyspark_imports_dedup_and_the_package():
+    """A KCL application or a Lambda drops copies with spark_kpl.dedup where no pyspark is installed; the
+    package's names that need pyspark load only when used."""
+    blocked = "import sys; sys.modules['pyspark'] = None; "  # `import pyspark` then raises ImportError
+    consumer = blocked + "import spark_kpl, spark_kpl.dedup; print(spark_kpl.__version__)"
+    run = subprocess.run([sys.executable, "-c", consumer], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    refused = subprocess.run([sys.executable, "-c", blocked + "import spark_kpl; spark_kpl.write"],
+                             capture_output=True, text=True, timeout=60)
+    assert "ImportError" in refused.stderr or "ModuleNotFoundError" in refused.stderr, refused.stderr
