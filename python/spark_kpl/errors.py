@@ -38,6 +38,8 @@ _TAG = re.compile(re.escape(ERROR_TAG_OPENING) + r"(\w+) ")
 _PLACE = re.compile(r"\{(\w+)\}")
 #: Where PySpark's message of a JVM error ends and the stack trace it may append begins.
 _JVM_STACKTRACE = "\n\nJVM stacktrace:"
+#: Where PySpark keeps an exception's message: ``_message`` from 4.0, ``message`` in 3.5. A joined error keeps ours.
+_PYSPARK_MESSAGE = ("_message", "message")
 #: More causes than any real chain has: a guard against a cause that is its own.
 _MAX_CAUSES = 64
 
@@ -47,10 +49,12 @@ class SparkKplError(PySparkException):
 
     def __init__(self, message: str):
         super().__init__(message=message)
+        # PySpark keeps the message as ``_message`` from 4.0 and as ``message`` in 3.5: ours has a name of its own.
+        self._sink_message = message
 
     def __str__(self) -> str:
         # Ours, also when the instance is Spark's error's class as well (whose __str__ would speak for it).
-        return self._message
+        return self._sink_message
 
 
 class WriteRefused(SparkKplError, IllegalArgumentException, ValueError):
@@ -262,6 +266,6 @@ def _also_sparks(ours: SparkKplError, spark: BaseException) -> SparkKplError:
         return ours
     joined = joined_class.__new__(joined_class)
     joined.__dict__.update(ours.__dict__)
-    joined.__dict__.update({name: value for name, value in spark.__dict__.items() if name != "_message"})
+    joined.__dict__.update({name: value for name, value in spark.__dict__.items() if name not in _PYSPARK_MESSAGE})
     joined.args = ours.args
     return joined
