@@ -118,6 +118,11 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                       "limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB aggregates: the hot "
                       "shard takes over half the rows; RecordTtl 30 s, the queue caps and their budgets at their "
                       "defaults"),
+        Scenario("8 producers at once on one shard held at its quotas, at the defaults", Faults.kinesis_limits(0.1),
+                 shards=1, producers=8, master="local[8]", row_bytes=1000,
+                 note="8 writes at once (local[8]), each of 250 rows of 1 KB with a producer and daemon of its own, "
+                      "into one shard held at Kinesis's limits scaled to 10% (100 records/s and 100 KiB/s): 2 MB, "
+                      "about 20 s of the shard; RecordTtl 30 s, the queue caps and their budgets at their defaults"),
         Scenario("per-shard quotas held longer than RecordTtl, failOnError=false",
                  Faults.kinesis_limits(0.01), {"failOnError": "false", "RecordTtl": "2000",
                                                "AggregationMaxSize": "4096"},

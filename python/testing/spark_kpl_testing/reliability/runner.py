@@ -203,17 +203,18 @@ def run_all(spark, endpoint: KinesisEndpoint, numbered: List[Tuple[int, Scenario
 
 def run_catalogue(chosen: List[Tuple[int, Scenario]], count: int,
                   processes: ProcessFaults) -> Tuple[List[Dict[str, Any]], str]:
-    """Runs the ``chosen`` (numbered) scenarios, local mode first, then those on a standalone cluster:
-    one SparkContext per JVM, so each needs a session of its own. Returns their results in catalogue
+    """Runs the ``chosen`` (numbered) scenarios, local mode first (a session per master), then those on a
+    standalone cluster: one SparkContext per JVM, so each needs a session of its own. Returns their results in catalogue
     order and the Spark version they ran on."""
     results: Dict[int, Dict[str, Any]] = {}
     version = ""
     with KinesisEndpoint() as endpoint:
         local = [(n, s) for n, s in chosen if not s.cluster]
-        if local:
-            processes.spark = session(MASTER, {})
+        for master in dict.fromkeys(s.master or MASTER for _, s in local):  # a session per master, in order
+            processes.spark = session(master, {})
             try:
-                run_all(processes.spark, endpoint, local, count, results)
+                run_all(processes.spark, endpoint, [(n, s) for n, s in local if (s.master or MASTER) == master],
+                        count, results)
                 version = processes.spark.version
             finally:
                 processes.spark.stop()

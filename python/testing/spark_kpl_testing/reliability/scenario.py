@@ -52,6 +52,11 @@ class Scenario:
     #: Every ``hot_key_every``-th row has the partition key HOT_KEY (0: none), so that one shard takes more
     #: than the others.
     hot_key_every: int = 0
+    #: The write as this many batch writes at once, each of an equal share of the rows and with a producer
+    #: (and daemon) of its own.
+    producers: int = 1
+    #: The local-mode master its session runs on, if not MASTER: enough task threads for ``producers``.
+    master: Optional[str] = None
     #: (spark, endpoint, stream, options) -> None, run before the write, in the same Spark session.
     before: Optional[Callable[[Any, KinesisEndpoint, str, Dict[str, str]], None]] = None
 

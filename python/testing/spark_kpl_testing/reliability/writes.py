@@ -4,6 +4,7 @@ killed), and the one line of its error that the report shows."""
 from __future__ import annotations
 
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,8 +17,8 @@ from spark_kpl_testing.reliability.scenario import HOT_KEY, OVERSIZED_BYTES, PAR
 from spark_kpl_testing.streaming_driver import kill_between_sink_and_spark_commit, start_query
 
 
-def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0):
-    """``count`` rows keyed ``key-<i mod 101>``, or HOT_KEY every ``hot_key_every``-th."""
+def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0, first: int = 0):
+    """Rows ``first`` to ``first + count``, keyed ``key-<i mod 101>``, or HOT_KEY every ``hot_key_every``-th."""
     from pyspark.sql import functions as F
 
     # Each row sleeps ROW_SLEEP_MS in the task (Thread.sleep by reflection; '' appended), so a write lasts
@@ -29,7 +30,7 @@ def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_k
     key = F.format_string("key-%d", F.col("id") % 101)
     if hot_key_every:
         key = F.when(F.col("id") % hot_key_every == 0, F.lit(HOT_KEY)).otherwise(key)
-    return spark.range(count, numPartitions=PARTITIONS).select(
+    return spark.range(first, first + count, numPartitions=PARTITIONS).select(
         F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data"),
         key.alias("partitionKey"))
 
@@ -112,6 +113,8 @@ def summarize_error(error: BaseException) -> str:
 def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, options: Dict[str, str], count: int,
           groups: List[str]) -> Tuple[str, Optional[int]]:
     """Runs the scenario's write; returns its outcome and the records it reported written (batch only)."""
+    if scenario.producers > 1:
+        return write_through_producers(spark, scenario, stream, options, count, groups[0])
     data = rows(spark, count, scenario.oversized_rows, scenario.row_bytes, scenario.hot_key_every)
     if scenario.driver_killed:
         return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
@@ -125,3 +128,32 @@ def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, opt
     return f"success: {result.records_written} written, {result.records_failed} failed", result.records_written
 
 
+def write_through_producers(spark, scenario: Scenario, stream: str, options: Dict[str, str], count: int,
+                            group: str) -> Tuple[str, Optional[int]]:
+    """``scenario.producers`` batch writes at once, of an equal share of the rows each, each with a queueLimit
+    of its own and so a producer (and daemon) of its own, in the scenario's job group; the outcome is the
+    first error, or their sums."""
+    share = count // scenario.producers
+    outcomes: List[Tuple[int, int]] = []
+    errors: List[BaseException] = []
+
+    def write_share(index: int) -> None:
+        spark.sparkContext.setJobGroup(group, scenario.name)  # per thread: the failed attempts are counted by it
+        data = rows(spark, share, row_bytes=scenario.row_bytes, hot_key_every=scenario.hot_key_every,
+                    first=index * share)
+        try:
+            result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix",
+                                     **{**options, "queueLimit": str(100_000 - index)})
+            outcomes.append((result.records_written, result.records_failed))
+        except Exception as error:  # the first one is the outcome, as for a single write
+            errors.append(error)
+
+    threads = [threading.Thread(target=write_share, args=(i,)) for i in range(scenario.producers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    written, failed = (sum(column) for column in zip(*outcomes))
+    return f"success: {written} written, {failed} failed", written
