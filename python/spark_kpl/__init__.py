@@ -28,23 +28,20 @@ if TYPE_CHECKING:
     )
     from spark_kpl.writer import WriteResult, producer_settings, producer_stats, write, write_rdd, write_settings
 
-#: The names whose modules need pyspark, by module: loaded when first used, so that ``python -m spark_kpl``
-#: (a cluster node's bootstrap action) and ``spark_kpl.dedup`` (a consumer) run where pyspark is not installed.
-_NEEDING_PYSPARK = {
-    **dict.fromkeys(("ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
-                     "WriteRefused"), "spark_kpl.errors"),
-    **dict.fromkeys(("WriteResult", "producer_settings", "producer_stats", "write", "write_rdd", "write_settings"),
-                    "spark_kpl.writer"),
-}
+#: The modules of the names in ``__all__`` that need pyspark: loaded when one is first used, so that
+#: ``python -m spark_kpl`` (a cluster node's bootstrap action) and ``spark_kpl.dedup`` (a consumer) run
+#: where pyspark is not installed.
+_NEEDING_PYSPARK = ("spark_kpl.errors", "spark_kpl.writer")
 
 
 def __getattr__(name: str) -> Any:
-    module = _NEEDING_PYSPARK.get(name)
-    if module is None:
-        raise AttributeError(f"module 'spark_kpl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    if name in __all__:
+        for module in _NEEDING_PYSPARK:
+            value = getattr(importlib.import_module(module), name, None)
+            if value is not None:
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 'spark_kpl' has no attribute {name!r}")
 
 __all__ = ["JAR_ENV", "ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
            "WriteRefused", "WriteResult", "__version__", "configure", "jar_path", "producer_settings",
