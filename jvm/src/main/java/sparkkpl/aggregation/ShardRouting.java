@@ -14,10 +14,9 @@ import sparkkpl.producer.TaskRecord;
  * lane of the shard its key routes to, so that the queue limit budgets it by what that shard drains: a
  * hot key's shard then holds what it takes in the target wait, not the whole stream's worth. Records
  * whose key the sink chooses (random, fixed, a constant) spread as their keys do and stay in the
- * stream's lane, as do those of a stream the task cannot list. The KPL checks where it stores each
- * record itself, so nothing is ever misplaced here.
+ * stream's lane, as do those of a stream the task cannot list.
  */
-public final class ShardRouting implements RecordGrouping {
+public final class ShardRouting extends RecordGrouping.EachAlone {
     private final ShardRouter router;
     private final boolean sinkChoosesKeys;
 
@@ -38,22 +37,5 @@ public final class ShardRouting implements RecordGrouping {
         String shard = ownKey || router.unlisted(record.stream()) ? null
             : router.shardOf(record, record.partitionKey().getBytes(StandardCharsets.UTF_8));
         ready.accept(KplRecord.alone(taskRecord, shard));
-    }
-
-    @Override
-    public void sealAll(Consumer<KplRecord> ready) {
-    }
-
-    @Override
-    public void sealAged(Consumer<KplRecord> ready) {
-    }
-
-    @Override
-    public void clear() {
-    }
-
-    @Override
-    public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) {
-        return true;
     }
 }

@@ -11,29 +11,35 @@ import java.util.function.Consumer;
  */
 public interface RecordGrouping {
     /** Each record is a KPL user record of its own. */
-    RecordGrouping ONE_BY_ONE = new RecordGrouping() {
+    RecordGrouping ONE_BY_ONE = new EachAlone() {
         @Override
         public void add(TaskRecord record, Consumer<KplRecord> ready) {
             ready.accept(KplRecord.alone(record));
         }
+    };
 
+    /**
+     * A grouping that hands every record on alone as it comes: it holds nothing to seal or drop, and the
+     * KPL checks where it stores each record itself, so none is ever misplaced.
+     */
+    abstract class EachAlone implements RecordGrouping {
         @Override
-        public void sealAll(Consumer<KplRecord> ready) {
+        public final void sealAll(Consumer<KplRecord> ready) {
         }
 
         @Override
-        public void sealAged(Consumer<KplRecord> ready) {
+        public final void sealAged(Consumer<KplRecord> ready) {
         }
 
         @Override
-        public void clear() {
+        public final void clear() {
         }
 
         @Override
-        public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) {
+        public final boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) {
             return true;
         }
-    };
+    }
 
     /** Takes a record; hands on whatever is complete now. */
     void add(TaskRecord record, Consumer<KplRecord> ready);
