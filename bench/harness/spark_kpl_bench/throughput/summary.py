@@ -6,7 +6,7 @@ import json
 import statistics
 from typing import Any, Dict, List, Optional
 
-from spark_kpl_testing.throughput.settings import PLACE_SETTINGS
+from spark_kpl_bench.throughput.settings import PLACE_SETTINGS
 
 
 def timed_runs(entry: Dict[str, Any]) -> List[Dict[str, Any]]:

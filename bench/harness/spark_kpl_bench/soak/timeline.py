@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Set
 
-from spark_kpl_testing.soak.settings import MIB
+from spark_kpl_bench.soak.settings import MIB
 
 
 @dataclass

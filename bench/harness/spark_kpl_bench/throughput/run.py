@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict
 
-from spark_kpl_testing import host
-from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
-from spark_kpl_testing.env import loopback_env
-from spark_kpl_testing.throughput.child_process import run_process
-from spark_kpl_testing.throughput.plan import (
+from spark_kpl_bench import host
+from spark_kpl_bench.throughput.child_process import run_process
+from spark_kpl_bench.throughput.plan import (
     NativeDaemon,
     child_command,
     producer_command,
@@ -28,8 +26,8 @@ from spark_kpl_testing.throughput.plan import (
     records_of,
     workloads,
 )
-from spark_kpl_testing.throughput.report import save_report
-from spark_kpl_testing.throughput.settings import (
+from spark_kpl_bench.throughput.report import save_report
+from spark_kpl_bench.throughput.settings import (
     KPL_TUNING,
     NOT_RUN,
     QUOTA_SHARDS,
@@ -38,9 +36,11 @@ from spark_kpl_testing.throughput.settings import (
     SINK_AGGREGATION,
     STREAM,
 )
-from spark_kpl_testing.throughput.study import machine, sha256_of, snapshot_jar
-from spark_kpl_testing.throughput.summary import check_kpl_loop_settings, summarize
-from spark_kpl_testing.throughput.workload import mean_key_bytes, written_ids
+from spark_kpl_bench.throughput.study import machine, sha256_of, snapshot_jar
+from spark_kpl_bench.throughput.summary import check_kpl_loop_settings, summarize
+from spark_kpl_bench.throughput.workload import mean_key_bytes, written_ids
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.env import loopback_env
 
 
 @dataclass

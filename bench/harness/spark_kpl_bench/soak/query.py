@@ -8,10 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, List, Tuple
 
-from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.processes import cmdline
-from spark_kpl_testing.session import spark_session
-from spark_kpl_testing.soak.settings import (
+from spark_kpl_bench.soak.settings import (
     DRIVER_HEAP_FLAGS,
     DRIVER_JAVA_OPTIONS,
     DRIVER_MEMORY,
@@ -22,7 +19,10 @@ from spark_kpl_testing.soak.settings import (
     RESTART_PAUSE_SECONDS,
     STREAM,
 )
-from spark_kpl_testing.soak.timeline import Clock, Event, first_line
+from spark_kpl_bench.soak.timeline import Clock, Event, first_line
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.processes import cmdline
+from spark_kpl_testing.session import spark_session
 
 
 def start_spark() -> Any:

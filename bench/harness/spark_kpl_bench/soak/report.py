@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, KINESIS_SHARD_RECORDS_PER_SECOND
-from spark_kpl_testing.soak.histograms import Histogram, growers
-from spark_kpl_testing.soak.memory import flatness
-from spark_kpl_testing.soak.readback import Delivery, Leftovers
-from spark_kpl_testing.soak.settings import (
+from spark_kpl_bench.soak.histograms import Histogram, growers
+from spark_kpl_bench.soak.memory import flatness
+from spark_kpl_bench.soak.readback import Delivery, Leftovers
+from spark_kpl_bench.soak.settings import (
     BURST_SECONDS,
     DRIVER_JAVA_OPTIONS,
     DRIVER_MEMORY,
@@ -26,7 +25,8 @@ from spark_kpl_testing.soak.settings import (
     TOP_GROWERS,
     WARM_UP_MINUTES,
 )
-from spark_kpl_testing.soak.timeline import Event, Minute, mib
+from spark_kpl_bench.soak.timeline import Event, Minute, mib
+from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, KINESIS_SHARD_RECORDS_PER_SECOND
 
 #: What a class in a histogram belongs to, by name prefix (the first that matches).
 CLASS_OWNERS = (

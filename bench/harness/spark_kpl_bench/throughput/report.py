@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict
 
-from spark_kpl_testing.throughput.settings import WORKLOADS
+from spark_kpl_bench.throughput.settings import WORKLOADS
 
 
 def save_report(report: Dict[str, Any], out: Path, name: str = "throughput", finished: bool = False) -> None:

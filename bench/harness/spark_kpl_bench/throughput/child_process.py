@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from spark_kpl_bench.throughput.settings import ENDPOINT_COUNTERS, ROOT
 from spark_kpl_testing.env import loopback_env
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.processes import (
@@ -21,7 +22,6 @@ from spark_kpl_testing.processes import (
     process_stat,
     stop_process_tree,
 )
-from spark_kpl_testing.throughput.settings import ENDPOINT_COUNTERS, ROOT
 
 
 def tree_by_kind(pid: int) -> List[Tuple[ProcessStat, str]]:

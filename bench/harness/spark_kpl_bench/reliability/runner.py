@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from spark_kpl import dedup
+from spark_kpl_bench.reliability.faults import EARLIER_WRITE, ProcessFaults, StreamDeletion, StreamRecreation
+from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, MASTER, Scenario
+from spark_kpl_bench.reliability.writes import body, summarize_error, write
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.delivery import kcl_view, repeated_kinesis_records, wait_until_settled
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.records import Record
-from spark_kpl_testing.reliability.faults import EARLIER_WRITE, ProcessFaults, StreamDeletion, StreamRecreation
-from spark_kpl_testing.reliability.scenario import CLUSTER_WORKERS, MASTER, Scenario
-from spark_kpl_testing.reliability.writes import body, summarize_error, write
 from spark_kpl_testing.session import spark_session
 
 

@@ -12,9 +12,9 @@ from typing import Dict, List, Optional, Tuple
 
 import spark_kpl
 from spark_kpl import dedup
+from spark_kpl_bench.reliability.scenario import HOT_KEY, OVERSIZED_BYTES, PARTITIONS, ROW_SLEEP_MS, Scenario
+from spark_kpl_bench.reliability.streaming_driver import kill_between_sink_and_spark_commit, start_query
 from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.reliability.scenario import HOT_KEY, OVERSIZED_BYTES, PARTITIONS, ROW_SLEEP_MS, Scenario
-from spark_kpl_testing.streaming_driver import kill_between_sink_and_spark_commit, start_query
 
 
 def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0, first: int = 0):

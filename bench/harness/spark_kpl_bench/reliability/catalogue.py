@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from spark_kpl_testing.endpoint import Faults
-from spark_kpl_testing.reliability.faults import (
+from spark_kpl_bench.reliability.faults import (
     DAEMON_KILL,
     DeadLettersTurnedIntoFile,
     ProcessFaults,
@@ -18,7 +17,8 @@ from spark_kpl_testing.reliability.faults import (
     write_then_create_again,
     write_then_switch_to_auto,
 )
-from spark_kpl_testing.reliability.scenario import CLUSTER_WORKERS, OVERSIZED_BYTES, Scenario
+from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, OVERSIZED_BYTES, Scenario
+from spark_kpl_testing.endpoint import Faults
 
 
 def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:

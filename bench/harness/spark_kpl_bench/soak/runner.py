@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
-from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
-from spark_kpl_testing.processes import driver_jvm_pid
-from spark_kpl_testing.soak.faults import fault_cycle, inject_faults
-from spark_kpl_testing.soak.histograms import Histogram, class_histogram, take_histograms
-from spark_kpl_testing.soak.memory import heap_reader, late_minutes, sample_each_second
-from spark_kpl_testing.soak.query import (
+from spark_kpl_bench.soak.faults import fault_cycle, inject_faults
+from spark_kpl_bench.soak.histograms import Histogram, class_histogram, take_histograms
+from spark_kpl_bench.soak.memory import heap_reader, late_minutes, sample_each_second
+from spark_kpl_bench.soak.query import (
     committed_rows,
     failed_task_attempts,
     heap_flags,
@@ -25,9 +23,11 @@ from spark_kpl_testing.soak.query import (
     start_query,
     start_spark,
 )
-from spark_kpl_testing.soak.readback import Delivery, Leftovers, read_back, stop_spark
-from spark_kpl_testing.soak.settings import BURST_SECONDS, HISTOGRAM_SECONDS, SHARDS, STREAM
-from spark_kpl_testing.soak.timeline import Clock, Event, Minute, first_line
+from spark_kpl_bench.soak.readback import Delivery, Leftovers, read_back, stop_spark
+from spark_kpl_bench.soak.settings import BURST_SECONDS, HISTOGRAM_SECONDS, SHARDS, STREAM
+from spark_kpl_bench.soak.timeline import Clock, Event, Minute, first_line
+from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.processes import driver_jvm_pid
 
 
 @dataclass

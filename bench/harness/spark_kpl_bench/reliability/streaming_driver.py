@@ -2,7 +2,7 @@
 killed (SIGKILL: no shutdown hook, no cleanup) between the sink's commit of a micro-batch and Spark's
 commit log entry for it, the moment a restarted query must neither send the batch again nor skip it.
 
-The child (``python -m spark_kpl_testing.streaming_driver SOURCE CHECKPOINT STREAM OPTIONS_JSON``) runs
+The child (``python -m spark_kpl_bench.reliability.streaming_driver SOURCE CHECKPOINT STREAM OPTIONS_JSON``) runs
 the query in local mode over the parquet files in SOURCE, one file per micro-batch, and prints its
 driver JVM's pid. :func:`kill_between_sink_and_spark_commit` watches the sink's committed-batch markers
 under the checkpoint with inotify, stops the JVM the instant one appears, and kills it if Spark has not

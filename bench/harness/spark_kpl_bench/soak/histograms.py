@@ -7,9 +7,9 @@ import threading
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
+from spark_kpl_bench.soak.settings import FAULTS_FROM_SECONDS, HISTOGRAM_SECONDS
+from spark_kpl_bench.soak.timeline import Clock, first_line, mib
 from spark_kpl_testing.processes import jcmd
-from spark_kpl_testing.soak.settings import FAULTS_FROM_SECONDS, HISTOGRAM_SECONDS
-from spark_kpl_testing.soak.timeline import Clock, first_line, mib
 
 
 @dataclass

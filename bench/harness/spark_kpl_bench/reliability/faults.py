@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import spark_kpl
+from spark_kpl_bench.reliability.scenario import PARTITIONS
+from spark_kpl_bench.reliability.writes import naming
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 from spark_kpl_testing.records import Record
-from spark_kpl_testing.reliability.scenario import PARTITIONS
-from spark_kpl_testing.reliability.writes import naming
 
 #: The records a killed daemon takes with it: one slow shard of unaggregated records keeps most in flight.
 DAEMON_KILL = {"AggregationEnabled": "false", "failOnError": "false", "RecordTtl": "120000"}

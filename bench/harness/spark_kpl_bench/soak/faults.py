@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
+from spark_kpl_bench.soak.settings import BURST_SECONDS, FAULT_KINDS, FAULTS_FROM_SECONDS, OUTAGE_SECONDS
+from spark_kpl_bench.soak.timeline import Clock, Event
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.processes import daemons_placed_in
-from spark_kpl_testing.soak.settings import BURST_SECONDS, FAULT_KINDS, FAULTS_FROM_SECONDS, OUTAGE_SECONDS
-from spark_kpl_testing.soak.timeline import Clock, Event
 
 
 def burst(endpoint: KinesisEndpoint, **faults: Any) -> str:

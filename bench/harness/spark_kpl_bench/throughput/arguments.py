@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import List, Optional
 
-from spark_kpl_testing.throughput.settings import EXTRA_PRODUCERS, JAR, PRODUCERS, ROOT, STREAM
+from spark_kpl_bench.throughput.settings import EXTRA_PRODUCERS, JAR, PRODUCERS, ROOT, STREAM
 
 
 def producer_list(value: str) -> List[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from spark_kpl_testing.reliability.scenario import CLUSTER_WORKERS, MASTER, PARTITIONS, ROW_SLEEP_MS
+from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, MASTER, PARTITIONS, ROW_SLEEP_MS
 
 
 def cell(text: Any) -> str:
@@ -36,7 +36,7 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "`failOnError=false` the write keeps its undelivered records under `deadLetterPath`, and the outcome "
         "compares them with the missing ones. The streaming driver kill runs the query in a driver process of "
         "its own (local mode), killed the instant the sink has recorded a micro-batch as committed and Spark has "
-        "not yet logged it (`spark_kpl_testing.streaming_driver`), then restarts the query here from its "
+        "not yet logged it (`spark_kpl_bench.reliability.streaming_driver`), then restarts the query here from its "
         "checkpoint.",
         "",
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "

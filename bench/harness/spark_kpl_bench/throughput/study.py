@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from spark_kpl_testing import host
-from spark_kpl_testing.throughput.child_process import run_process
-from spark_kpl_testing.throughput.settings import CLI, JAR, ROOT
-from spark_kpl_testing.throughput.summary import cpu_per_record, summarize
+from spark_kpl_bench import host
+from spark_kpl_bench.throughput.child_process import run_process
+from spark_kpl_bench.throughput.settings import CLI, JAR, ROOT
+from spark_kpl_bench.throughput.summary import cpu_per_record, summarize
 
 
 def machine(jar: Path) -> Dict[str, Any]:
