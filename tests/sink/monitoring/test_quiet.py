@@ -14,7 +14,7 @@ from spark_kpl_testing.delivery import numbered_rows
 from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.env import loopback_env, python_path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 #: The KPL's start-up warning (the sink always gives it the daemon it placed), and its daemon's lines
 #: below error, as the KPL passes them on: "[<time>] [<thread>] [info] [kinesis_producer.cc:107] ...".

@@ -1,6 +1,6 @@
 """Spark Connect: a client session with no JVM of its own writes through a Connect server that has the
 sink's jar, to the project's endpoint: df.write and df.writeStream with format kpl, spark_kpl.write with
-its figures and its settings helpers, all read back or compared exactly (its exceptions: test_api_errors.py)."""
+its figures and its settings helpers, all read back or compared exactly (its exceptions: errors/test_api_errors.py)."""
 
 from __future__ import annotations
 

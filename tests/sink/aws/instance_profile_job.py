@@ -3,7 +3,7 @@ role credentials from the instance's metadata (the harness's emulator); or, as o
 credentials from a web identity (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN) that the harness's STS
 exchanges for a role's; or, as with EKS Pod Identity, from the pod's credentials agent
 (AWS_CONTAINER_CREDENTIALS_FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE). Runs as its own process
-in a network namespace with loopback alone (``unshare -n``), started by tests/sink/test_instance_profile.py,
+in a network namespace with loopback alone (``unshare -n``), started by tests/sink/aws/test_instance_profile.py,
 so that nothing can reach the real metadata address whatever a component ignores. Prints one line,
 ``RESULT <json>``.
 
@@ -78,7 +78,7 @@ LOCAL_SUBMIT = 'spark-submit --master "local[2]" --jars "$(python -m spark_kpl j
 
 def eks_recipe() -> tuple:
     """docs/recipes/kubernetes.md's job, as written there, and the command that submits it here."""
-    recipe = (Path(__file__).resolve().parents[2] / "docs" / "recipes" / "kubernetes.md").read_text()
+    recipe = (Path(__file__).resolve().parents[3] / "docs" / "recipes" / "kubernetes.md").read_text()
     (job,) = re.findall(r"<!-- run: job -->\n```python\n(.*?)```", recipe, re.S)
     return job, LOCAL_SUBMIT
 

@@ -36,7 +36,7 @@ from spark_kpl_testing.polling import wait_for
 
 from install_main import bundled_daemon_resource, bundled_daemon_sha256, install_main_classpath
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 #: Where the contention record goes, when asked for: tests never write into docs/ on their own;
 #: scripts/extraction-contention.sh sets it to regenerate docs/extraction-contention.md.
 RESULTS_ENV = "SPARK_KPL_CONTENTION_REPORT"

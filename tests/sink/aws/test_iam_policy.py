@@ -15,7 +15,7 @@ from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.endpoint.policy import granted_actions
 from spark_kpl_testing.polling import wait_for
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "aws.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "aws.md"
 #: The calls the sink and the KPL make: no Spark line changes them, so scripts/test.sh runs it on 4.1 only.
 pytestmark = pytest.mark.one_spark_line
 

@@ -29,7 +29,7 @@ from spark_kpl_testing.yarn import MiniHadoop
 
 pytestmark = [pytest.mark.one_spark_line]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 RECIPE = REPO / "docs" / "recipes" / "yarn-emr.md"
 JOB = REPO / "scripts" / "example_job.py"
 DAEMON = "kinesis_producer"

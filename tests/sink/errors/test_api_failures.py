@@ -161,7 +161,7 @@ def test_a_killed_daemon_raises_producer_failed_whatever_fail_on_error_says(spar
 
 
 # The failures that spark_kpl.write and df.write raise alike on classic sessions and Spark Connect are in
-# tests/sink/test_api_errors.py.
+# tests/sink/errors/test_api_errors.py.
 
 def test_pythons_own_refusals_are_write_refused(spark, endpoint, ep_stream):
     rows = spark.range(1).select(F.lit("x").alias("data"))

@@ -15,7 +15,7 @@ from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_children
 
 #: Executors killed mid-write: Spark's task retry, the same contract on every line (and
-#: tests/sink/test_cluster_e2e.py runs the cluster on every line), so scripts/test.sh runs it on 4.1 only.
+#: tests/sink/deploy/test_cluster_e2e.py runs the cluster on every line), so scripts/test.sh runs it on 4.1 only.
 pytestmark = pytest.mark.one_spark_line
 
 COUNT = 2000

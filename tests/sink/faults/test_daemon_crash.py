@@ -1,7 +1,7 @@
 """A KPL daemon killed mid-write with ``failOnError=false``. Kinesis refused none of the records the
 daemon took with it: whether they arrived is unknown, so they are no record failures (nothing is
 counted or dead-lettered for them); the task fails instead, and a streaming batch is not committed,
-so the records are sent again. Batch writes on a cluster: tests/sink/test_faults_cluster.py."""
+so the records are sent again. Batch writes on a cluster: tests/sink/faults/test_faults_cluster.py."""
 
 from __future__ import annotations
 
