@@ -6,7 +6,7 @@ a spark_kpl exception with Spark's error as its __cause__, and still an instance
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
+from typing import Dict
 
 import pytest
 from pyspark.errors import IllegalArgumentException, PySparkException, StreamingQueryException
@@ -15,20 +15,10 @@ from pyspark.sql import functions as F
 import spark_kpl
 from spark_kpl.errors import sink_error, translated_errors
 
-MISSING_STREAM = "no-such-stream"
-#: The KPL retries a stream it cannot find until a record's time to live runs out.
-FAST_EXPIRY = {"RecordTtl": "1000"}
+from missing_stream import FAST_EXPIRY, MISSING_STREAM, rows_partly_to_a_missing_stream
+
 #: STS at a loopback port nothing listens on: no credentials for the role, at once.
 UNREACHABLE_STS = {"awsRoleArn": "arn:aws:iam::000000000000:role/writer", "awsStsEndpoint": "http://127.0.0.1:9"}
-
-
-def rows_partly_to_a_missing_stream(spark: Any, stream: str, count: int = 20, every: int = 5):
-    """Rows whose id is a multiple of ``every`` target a stream that does not exist."""
-    return spark.range(count, numPartitions=1).select(
-        F.format_string("row-%d", "id").alias("data"),
-        F.format_string("key-%d", "id").alias("partitionKey"),
-        F.when(F.col("id") % every == 0, F.lit(MISSING_STREAM)).otherwise(F.lit(stream)).alias("streamName"),
-    )
 
 
 def assert_first_failed_record(error: spark_kpl.RecordsNotDelivered) -> None:

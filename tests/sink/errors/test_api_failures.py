@@ -17,18 +17,7 @@ from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 
-MISSING_STREAM = "no-such-stream"
-#: The KPL retries a stream it cannot find until a record's time to live runs out.
-FAST_EXPIRY = {"RecordTtl": "1000"}
-
-
-def rows_partly_to_a_missing_stream(spark, stream, count=20, every=5):
-    """Rows whose id is a multiple of ``every`` target a stream that does not exist."""
-    return spark.range(count, numPartitions=1).select(
-        F.format_string("row-%d", "id").alias("data"),
-        F.format_string("key-%d", "id").alias("partitionKey"),
-        F.when(F.col("id") % every == 0, F.lit(MISSING_STREAM)).otherwise(F.lit(stream)).alias("streamName"),
-    )
+from missing_stream import FAST_EXPIRY, MISSING_STREAM, rows_partly_to_a_missing_stream
 
 
 def test_a_record_kinesis_fails_fails_the_task_naming_stream_key_and_error(spark, kinesis, stream):
