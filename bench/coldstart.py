@@ -36,14 +36,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from profile_sink import THREAD_KINDS
 
+from spark_kpl_bench.throughput.child_process import run_process
+from spark_kpl_bench.throughput.report import save_report
+from spark_kpl_bench.throughput.settings import KPL_TUNING, ROOT, SHARDS
+from spark_kpl_bench.throughput.study import study_start
+from spark_kpl_bench.throughput.summary import kinesis_figures
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
 from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
-from spark_kpl_testing.throughput.child_process import run_process
-from spark_kpl_testing.throughput.report import save_report
-from spark_kpl_testing.throughput.settings import KPL_TUNING, ROOT, SHARDS
-from spark_kpl_testing.throughput.study import study_start
-from spark_kpl_testing.throughput.summary import kinesis_figures
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 

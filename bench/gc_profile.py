@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from spark_kpl_bench.throughput.settings import JAR, KPL_TUNING
+from spark_kpl_bench.throughput.study import sink_in_fresh_jvm
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
 from spark_kpl_testing.processes import descendants
-from spark_kpl_testing.throughput.settings import JAR, KPL_TUNING
-from spark_kpl_testing.throughput.study import sink_in_fresh_jvm
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 

@@ -31,7 +31,7 @@ from typing import Any, Dict, List
 
 from memory import COMMON_OPTIONS, MIB, MODES, REPO, child_env, run_one
 
-from spark_kpl_testing import host
+from spark_kpl_bench import host
 
 LARGE, SMALL = 5 * MIB, 100
 SHARDS = 4

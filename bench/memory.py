@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from spark_kpl_testing import host
+from spark_kpl_bench import host
 from spark_kpl_testing.env import loopback_env, python_path
 from spark_kpl_testing.processes import descendants, rss_bytes, stop_process_tree
 

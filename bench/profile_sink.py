@@ -104,10 +104,10 @@ def main() -> int:
                                        f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
 
     import spark_kpl
+    from spark_kpl_bench.throughput.settings import KPL_TUNING
+    from spark_kpl_bench.throughput.workload import records_df
     from spark_kpl_testing.endpoint import KinesisEndpoint
     from spark_kpl_testing.session import spark_session
-    from spark_kpl_testing.throughput.settings import KPL_TUNING
-    from spark_kpl_testing.throughput.workload import records_df
 
     with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
         spark = spark_session("spark-kpl-profile", log_level=None)

@@ -12,9 +12,9 @@ from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from spark_kpl_testing.throughput.report import plot  # noqa: E402
-from spark_kpl_testing.throughput.settings import PLACE_SETTINGS, WORKLOADS  # noqa: E402
-from spark_kpl_testing.throughput.summary import timed_runs  # noqa: E402
+from spark_kpl_bench.throughput.report import plot  # noqa: E402
+from spark_kpl_bench.throughput.settings import PLACE_SETTINGS, WORKLOADS  # noqa: E402
+from spark_kpl_bench.throughput.summary import timed_runs  # noqa: E402
 
 #: The KPL's default AggregationMaxSize: the largest aggregate, the sink's (executor) ones included.
 AGGREGATION_MAX_BYTES = 51_200

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from spark_kpl import native
+from spark_kpl_bench.throughput.report import save_report
+from spark_kpl_bench.throughput.settings import KPL_TUNING
+from spark_kpl_bench.throughput.study import sink_in_fresh_jvm, study_main, study_start
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
-from spark_kpl_testing.throughput.report import save_report
-from spark_kpl_testing.throughput.settings import KPL_TUNING
-from spark_kpl_testing.throughput.study import sink_in_fresh_jvm, study_main, study_start
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 

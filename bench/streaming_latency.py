@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
+from spark_kpl_bench.throughput.child import await_go
+from spark_kpl_bench.throughput.child_process import run_process
+from spark_kpl_bench.throughput.report import save_report
+from spark_kpl_bench.throughput.settings import JAR, ROOT, SHARDS
+from spark_kpl_bench.throughput.study import exit_on_sigterm, machine, sha256_of, snapshot_jar
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
-from spark_kpl_testing.throughput.child import await_go
-from spark_kpl_testing.throughput.child_process import run_process
-from spark_kpl_testing.throughput.report import save_report
-from spark_kpl_testing.throughput.settings import JAR, ROOT, SHARDS
-from spark_kpl_testing.throughput.study import exit_on_sigterm, machine, sha256_of, snapshot_jar
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from spark_kpl_bench.throughput.arguments import parse
+from spark_kpl_bench.throughput.child import child
+from spark_kpl_bench.throughput.study import exit_on_sigterm
 from spark_kpl_testing.env import apply_loopback_env
-from spark_kpl_testing.throughput.arguments import parse
-from spark_kpl_testing.throughput.child import child
-from spark_kpl_testing.throughput.study import exit_on_sigterm
 
 apply_loopback_env()
 
@@ -38,8 +38,8 @@ def main() -> int:
     if args.cmd == "child":
         return child(args)
     # Not imported by a child: its cold start counts from the process's start.
-    from spark_kpl_testing.throughput.report import plot
-    from spark_kpl_testing.throughput.run import run_benchmark
+    from spark_kpl_bench.throughput.report import plot
+    from spark_kpl_bench.throughput.run import run_benchmark
 
     exit_on_sigterm()
     out = Path(args.out)

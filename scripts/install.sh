@@ -6,7 +6,8 @@
 #                               (npm, pinned)
 #   scripts/install.sh          all of that, plus what the tests need: patchelf (apt), the test and lint tools
 #                               in .venv (python/requirements-dev.txt), and each other Spark line in
-#                               .venv-sparkNN (python/requirements-sparkNN.txt)
+#                               .venv-sparkNN (python/requirements-sparkNN.txt); and the benchmarks'
+#                               harness (bench/harness) in .venv
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,8 @@ else
     line=$(basename "$requirements" .txt)
     install_venv ".venv-${line#requirements-}" "$requirements"
   done
+  # The benchmarks' harness (bench/, scripts/soak.py, scripts/reliability.py): in .venv only, where they run.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e bench/harness
 fi
 
 installed_version() {

@@ -9,7 +9,7 @@ endpoint (:class:`spark_kpl_testing.endpoint.KinesisEndpoint`) on 127.0.0.1, the
 records out (total and distinct payloads), duplicates, whether every duplicate is detectable by its
 record id (the copies carry the same id), records missing, the task attempts that failed, and the
 outcome. The executor kill runs on a real standalone cluster (two worker JVMs); the streaming driver
-kill runs the query in a driver process of its own (spark_kpl_testing.streaming_driver). Each scenario
+kill runs the query in a driver process of its own (spark_kpl_bench.reliability.streaming_driver). Each scenario
 states the outcome its fault must lead to, and the script exits non-zero when a row breaks it or shows
 a loss: a write reporting success with records missing other than exactly its dead letters,
 undetectable duplicates, records reported written but absent, or unexpected records. Nothing in the
@@ -32,11 +32,11 @@ from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
 apply_loopback_env()
 
 from spark_kpl._jar import jar_path  # noqa: E402
-from spark_kpl_testing.host import bundled_kpl_version, summary  # noqa: E402
-from spark_kpl_testing.reliability.catalogue import scenarios  # noqa: E402
-from spark_kpl_testing.reliability.faults import ProcessFaults  # noqa: E402
-from spark_kpl_testing.reliability.report import render  # noqa: E402
-from spark_kpl_testing.reliability.runner import run_catalogue  # noqa: E402
+from spark_kpl_bench.host import bundled_kpl_version, summary  # noqa: E402
+from spark_kpl_bench.reliability.catalogue import scenarios  # noqa: E402
+from spark_kpl_bench.reliability.faults import ProcessFaults  # noqa: E402
+from spark_kpl_bench.reliability.report import render  # noqa: E402
+from spark_kpl_bench.reliability.runner import run_catalogue  # noqa: E402
 
 
 def main(argv: Optional[List[str]] = None) -> int:

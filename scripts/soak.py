@@ -34,11 +34,11 @@ from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
 
 apply_loopback_env()
 
-from spark_kpl_testing.host import summary  # noqa: E402
-from spark_kpl_testing.soak.memory import baseline_minute, late_minutes  # noqa: E402
-from spark_kpl_testing.soak.report import render  # noqa: E402
-from spark_kpl_testing.soak.runner import run_soak  # noqa: E402
-from spark_kpl_testing.soak.settings import ROWS_PER_BATCH  # noqa: E402
+from spark_kpl_bench.host import summary  # noqa: E402
+from spark_kpl_bench.soak.memory import baseline_minute, late_minutes  # noqa: E402
+from spark_kpl_bench.soak.report import render  # noqa: E402
+from spark_kpl_bench.soak.runner import run_soak  # noqa: E402
+from spark_kpl_bench.soak.settings import ROWS_PER_BATCH  # noqa: E402
 
 
 def main(argv: Optional[List[str]] = None) -> int:

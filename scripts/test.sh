@@ -11,7 +11,7 @@ echo "== lint"
 echo "== mypy"
 .venv/bin/mypy --config-file python/pyproject.toml  # the package, scripts/ and bench/
 .venv/bin/mypy --config-file python/pyproject.toml tests  # apart: tests/ has its own example_job module
-scripts/build.sh shadedJar mavenRepo examplesJar foreignKplJar testPrograms miniHadoop test  # miniHadoop: YARN and HDFS for tests/sink/test_yarn.py
+scripts/build.sh shadedJar mavenRepo examplesJar foreignKplJar testPrograms miniHadoop test  # miniHadoop: YARN and HDFS for tests/sink/deploy/test_yarn.py
 
 # pytest on one Spark line; collecting no tests (exit status 5) is a failure here.
 run_pytest_on() {

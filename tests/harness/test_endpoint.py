@@ -179,7 +179,7 @@ def test_split_and_merge_close_shards_and_route_to_their_children(endpoint, ep_s
 def test_kpl_refreshes_its_shard_map_after_a_split_mid_write_and_delivers_every_record(spark, endpoint,
                                                                                       ep_stream):
     count = 20_000
-    # The KPL's own aggregation and shard map (tests/sink/test_aggregation.py splits under the sink's).
+    # The KPL's own aggregation and shard map (tests/sink/streams/test_aggregation.py splits under the sink's).
     options = {"aggregation": "kpl", **endpoint.kpl_options()}
 
     def listings() -> int:

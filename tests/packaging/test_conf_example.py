@@ -5,7 +5,7 @@ The KPL properties and the producer options are read back from the live producer
 KinesisProducerConfiguration, as handed to the KPL); the write options from the write's resolved
 settings, and by what they do where the write shows it. The keys go in three files, because some
 exclude others: static keys or a profile, the sink's daemon placement or the user's own; the third,
-a role, is checked as resolved, not used (tests/sink/test_api_credentials.py writes through a role assumed
+a role, is checked as resolved, not used (tests/sink/aws/test_api_credentials.py writes through a role assumed
 from a loopback STS). The endpoint checks signatures, so files 1 and 2 prove their keys signed. The Proxy* keys
 route the daemon through a loopback CONNECT proxy (``ProxyPassword`` is refused: the KPL would put it
 on its daemon's command line).
@@ -147,7 +147,7 @@ def own_daemon_and_profile_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy
 
 
 def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
-    """File 3, resolved only (tests/sink/test_api_credentials.py assumes a role through a loopback STS)."""
+    """File 3, resolved only (tests/sink/aws/test_api_credentials.py assumes a role through a loopback STS)."""
     return {
         **reaching_the_endpoint(endpoint, stream),
         "spark.kpl.awsProfile": "conf-example",
