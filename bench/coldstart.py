@@ -8,15 +8,20 @@ KinesisEndpoint (store=False, 127.0.0.1, one stream of 16 shards) and, per varia
 a child (bench/throughput.py's, a fresh JVM at local[2]) that caches --records rows of 100 B, makes
 the sink's one-row warm-up write (the producer, the daemon, its connection and the shard map start
 there), then one timed first write of the rows and --later timed writes of the same rows. The
-variants are JVM flags (or Spark's noop sink: what Spark's own first job costs); rounds interleave
-them, so that the machine's drift falls on all alike.
+variants are JVM flags (AppCDS's among them: a training child writes the archive first), Spark's noop
+sink (what Spark's own first job costs, under the same flags) and boto3's put_records in
+foreachPartition (the baseline, 2 later writes); rounds interleave them, so that the machine's
+drift falls on all alike.
 
 Per child: the first write's rate, the steady rate (median of the later half of the later writes,
 after at least --later/2 writes of warm-up) and their ratio; the first write's ramp (the rate in
 each 100,000 rows as the endpoint received them); the JVM's CPU per record by thread kind (the
 tasks, the JIT compilers, the garbage collector) in the first write and in the steady ones; from the
-JVM's own logs, the compilations (by tier) and GC pauses in each. Writes bench/results/coldstart.json;
---report prints the tables of a saved run.
+JVM's own logs, the compilations (by tier) and GC pauses in each. Per sink child, a second table: its
+first write against boto3's warm writes of the same round, and its extra over the round's noop child in
+the first write against in the warm ones (issue #40's targets), by the clock and by CPU per record; and
+the seconds from the child's start to its first write. Writes OUT/coldstart.json; --report prints the
+tables of a saved run.
 """
 
 from __future__ import annotations
@@ -49,18 +54,32 @@ apply_loopback_env()  # before any JVM or KPL daemon starts
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
-#: Each variant: the producer (the sink, or Spark's noop sink), the JVM flags it runs with, its Spark master.
+#: In a variant's flags: the class-data archive that this run's training child wrote (train_archive).
+ARCHIVE = "{archive}"
+C1_ONLY = "-XX:TieredStopAtLevel=1"
+#: Each variant: the producer (the sink, Spark's noop sink, or boto3's put_records in foreachPartition), the
+#: JVM flags it runs with, its Spark master. A noop variant with a sink variant's flags is its Spark floor.
 VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
     "default": ("sink", [], "local[2]"),
     "fixed-heap": ("sink", fixed_heap_flags(HEAP), "local[2]"),
-    "c1-only": ("sink", ["-XX:TieredStopAtLevel=1"], "local[2]"),
+    "c1-only": ("sink", [C1_ONLY], "local[2]"),
     # C2 for the hottest methods only: its thresholds 10 times HotSpot's defaults
     "c2-hot-only": ("sink", ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
                              "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"], "local[2]"),
+    # every tier's thresholds at a fifth of HotSpot's: the row path reaches C1 and C2 sooner
+    "compile-sooner": ("sink", ["-XX:CompileThresholdScaling=0.2"], "local[2]"),
+    # the classes a training write loaded (Spark's, the sink's, the KPL's), mapped from an archive (AppCDS)
+    "cds": ("sink", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
+    "cds-c1": ("sink", [f"-XX:SharedArchiveFile={ARCHIVE}", C1_ONLY], "local[2]"),
     "noop": ("noop", [], "local[2]"),
+    "c1-noop": ("noop", [C1_ONLY], "local[2]"),
+    "cds-noop": ("noop", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
+    "boto3": ("boto3", [], "local[2]"),
     # one task slot on the two cores: the compilers need not take the tasks' core
     "one-task": ("sink", [], "local[1]"),
 }
+#: Timed writes after the first for boto3: at a tenth of the sink's rate, two keep its child near a minute.
+BOTO3_LATER = 2
 #: Rows per window of the first write's ramp.
 RAMP_WINDOW = 100_000
 #: The share of its steady rate a fresh JVM should reach within its first 500,000 rows.
@@ -197,21 +216,47 @@ def sink_tier4_timeline(work: Path, name: str, start: float) -> List[Tuple[float
 
 # ------------------------------------------------------------------ one child
 
+def child_command(producer: str, records: int, writes: int, master: str, java_options: List[str],
+                  endpoint: KinesisEndpoint) -> List[str]:
+    """bench/throughput.py's child: ``writes`` writes of the same ``records`` cached rows of 100 B."""
+    options = ({**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"} if producer != "boto3"
+               else {"_endpoint_url": endpoint.endpoint_url})
+    return [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", HEAP, "--producer", producer,
+            "--records", str(records), "--size", "100", "--runs", str(writes),
+            "--options", json.dumps(options), "--stream", STREAM, "--master", master,
+            "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
+
+
+def archive_path(work: Path) -> Path:
+    return work / "spark-kpl.jsa"
+
+
+def train_archive(args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path, log: Path) -> Dict[str, Any]:
+    """The class-data archive of the variants that map one: a training child, the sink's warm-up and two
+    writes of the run's rows at the JVM's defaults, whose JVM writes every class it loaded at its exit
+    (-XX:ArchiveClassesAtExit, JDK 17's dynamic AppCDS). What scripts/build-cds-archive.sh does for a user."""
+    archive = archive_path(work)
+    started = time.time()
+    entry = run_process(child_command("sink", args.records, 2, "local[2]",
+                                      [f"-XX:ArchiveClassesAtExit={archive}"], endpoint), log, timeout=900)
+    # the child's stdout closes when its JVM has exited, the archive written
+    return {"returncode": entry["returncode"], "seconds": round(time.time() - started, 1),
+            "archive_bytes": archive.stat().st_size if archive.exists() else None}
+
+
 def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
                   log: Path) -> Dict[str, Any]:
     producer, flags, master = VARIANTS[variant]
     name = f"{variant}-{index}"
+    flags = [flag.replace(ARCHIVE, str(archive_path(work))) for flag in flags]
     java_options = [*flags, *(log_flags(work, name) if args.jvm_logs else [])]
-    options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"}
-    command = [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", HEAP, "--producer", producer,
-               "--records", str(args.records), "--size", "100", "--runs", str(1 + args.later),
-               "--options", json.dumps(options), "--stream", STREAM, "--master", master,
-               "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
+    later = BOTO3_LATER if producer == "boto3" else args.later
     load_before = os.getloadavg()
     timeline = Timeline(endpoint.stats)
     timeline.start()
     try:
-        entry = run_process(command, log, timeout=900, counters=endpoint.stats)
+        entry = run_process(child_command(producer, args.records, 1 + later, master, java_options, endpoint),
+                            log, timeout=900, counters=endpoint.stats)
     finally:
         timeline.stop()
     entry.update(variant=variant, producer=producer, java_options=flags, master=master, records=args.records,
@@ -274,6 +319,9 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
         variants={v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants})
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
     try:
+        if any(ARCHIVE in flag for v in args.variants for flag in VARIANTS[v][1]):
+            report["archive_training"] = train_archive(args, endpoint, work, log)
+            print(f"archive: {report['archive_training']}", flush=True)
         for index in range(args.rounds):
             for variant in args.variants:
                 print(f"[{time.strftime('%H:%M:%S')}] round {index}: {variant}", flush=True)
@@ -290,6 +338,111 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     save_report(report, out, "coldstart", finished=True)
     return report
 
+#: The first write's extra over Spark's noop sink, at most this many times a warm write's (issue #40).
+EXTRA_TARGET = 1.5
+#: A fresh JVM's first write, at least this many times boto3's rate in the same run (issue #40).
+BOTO3_TARGET = 8.0
+
+
+def child_cpu_us(run: Dict[str, Any]) -> float:
+    """CPU µs per record of the child's processes (JVM, KPL daemon, Python), the endpoint left out."""
+    return 1e6 * sum(v for k, v in run.get("cpu_seconds", {}).items() if k != "endpoint") / run["records"]
+
+
+def first_and_warm(entry: Dict[str, Any]) -> Dict[str, float]:
+    """A child's first write and its warm writes (the median of the later half): seconds, child CPU per record."""
+    runs = [r for r in entry["runs"] if r.get("seconds")]
+    later = runs[1:]
+    steady = later[len(later) // 2:]
+    return {"first_s": runs[0]["seconds"], "warm_s": statistics.median(r["seconds"] for r in steady),
+            "first_cpu": child_cpu_us(runs[0]), "warm_cpu": statistics.median(child_cpu_us(r) for r in steady)}
+
+
+def spark_floors(variant: str, variants: List[str]) -> List[str]:
+    """Spark's own cost to set ``variant`` against: noop at the JVM's defaults (the issue's floor), and the
+    noop variant with ``variant``'s flags and master if the run has one (the flags change Spark's cost too)."""
+    _, flags, master = VARIANTS[variant]
+    same_flags = [v for v in variants if VARIANTS[v] == ("noop", flags, master) and v != "noop"]
+    return ["noop", *same_flags]
+
+
+def first_write_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Per sink child and Spark floor (the floor's noop child of the same round): the sink's extra over the
+    floor in the first write against in the warm ones, by the clock and by the child's CPU per record; and
+    the first write's rate over boto3's warm rate in the same round."""
+    by_round: Dict[int, Dict[str, Dict[str, Any]]] = {}
+    for e in report["results"]:
+        if "ratio" in e:
+            by_round.setdefault(e["round"], {})[e["variant"]] = e
+    rows = []
+    for index, children in sorted(by_round.items()):
+        boto3 = children.get("boto3")
+        for variant, e in children.items():
+            if e["producer"] != "sink":
+                continue
+            sink = first_and_warm(e)
+            for floor in filter(None, (children.get(f) for f in spark_floors(variant, list(report["variants"])))):
+                spark = first_and_warm(floor)
+                row = {"variant": variant, "round": index, "floor": floor["variant"], "first_rate": e["first_rate"],
+                       "first_extra_s": sink["first_s"] - spark["first_s"],
+                       "warm_extra_s": sink["warm_s"] - spark["warm_s"],
+                       "first_extra_cpu": sink["first_cpu"] - spark["first_cpu"],
+                       "warm_extra_cpu": sink["warm_cpu"] - spark["warm_cpu"],
+                       "start_s": start_seconds(e), "floor_start_s": start_seconds(floor),
+                       "load": [e["loadavg_before"][0], e["loadavg_after"][0]]}
+                row["extra_ratio_s"] = row["first_extra_s"] / row["warm_extra_s"]
+                row["extra_ratio_cpu"] = row["first_extra_cpu"] / row["warm_extra_cpu"]
+                if boto3:
+                    row.update(boto3_rates(e, boto3))
+                rows.append(row)
+    return rows
+
+
+def boto3_rates(sink: Dict[str, Any], boto3: Dict[str, Any]) -> Dict[str, float]:
+    """The sink's first write against boto3's warm writes: by the clock, and by all CPU per record (the
+    endpoint's too, as boto3 makes it parse every record), the rate ratio of two CPU-bound writes."""
+    later = [r for r in boto3["runs"] if r.get("seconds")][1:]
+    return {"boto3_rate": boto3["steady_rate"], "vs_boto3": sink["first_rate"] / boto3["steady_rate"],
+            "vs_boto3_cpu": statistics.median(_all_cpu(r) for r in later[len(later) // 2:]) / _all_cpu(sink["runs"][0])}
+
+
+def start_seconds(entry: Dict[str, Any]) -> float:
+    """From the child's start to its first timed write: Python, the JVM, Spark's session, caching the rows
+    and (the sink) its one-row warm-up write, where its producer and daemon start."""
+    return entry["runs"][0]["wall_start"] - entry["started"]
+
+
+def first_write_table(report: Dict[str, Any]) -> List[str]:
+    lines = ["| variant | round | first write records/s | boto3 records/s (warm) | first / boto3 | "
+             "by all CPU per record | sink's extra over noop s, first / warm | ratio | "
+             "extra CPU µs/record, first / warm | ratio | Spark floor | start s (floor's) | load average |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for r in first_write_rows(report):
+        boto3 = (f"{r['boto3_rate']:,.0f} | {r['vs_boto3']:.1f} | {r['vs_boto3_cpu']:.1f}" if "boto3_rate" in r
+                 else "– | – | –")
+        lines.append(f"| {r['variant']} | {r['round']} | {r['first_rate']:,.0f} | {boto3} | "
+                     f"{r['first_extra_s']:.2f} / {r['warm_extra_s']:.2f} | {r['extra_ratio_s']:.1f} | "
+                     f"{r['first_extra_cpu']:.2f} / {r['warm_extra_cpu']:.2f} | {r['extra_ratio_cpu']:.1f} | "
+                     f"{r['floor']} | {r['start_s']:.1f} ({r['floor_start_s']:.1f}) | "
+                     f"{r['load'][0]:.1f} → {r['load'][1]:.1f} |")
+    return lines
+
+
+def first_write_medians(report: Dict[str, Any]) -> List[str]:
+    """The table above by variant and floor, each figure the median over the rounds, against the targets."""
+    groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for r in first_write_rows(report):
+        groups.setdefault((r["variant"], r["floor"]), []).append(r)
+    lines = ["| variant | Spark floor | rounds | first / boto3 (≥ 8) | first extra / warm extra over the floor, "
+             "by the clock (≤ 1.5) | by CPU per record (≤ 1.5) | start s |", "|---|---|---:|---:|---:|---:|---:|"]
+    for (variant, floor), rows in groups.items():
+        def median(key: str, rows: List[Dict[str, Any]] = rows) -> str:
+            found = [r[key] for r in rows if key in r]
+            return f"{statistics.median(found):.1f}" if found else "–"
+
+        lines.append(f"| {variant} | {floor} | {len(rows)} | {median('vs_boto3')} | {median('extra_ratio_s')} | "
+                     f"{median('extra_ratio_cpu')} | {median('start_s')} |")
+    return lines
 
 
 def table(report: Dict[str, Any]) -> List[str]:
@@ -356,6 +509,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     report = json.loads((out / "coldstart.json").read_text()) if args.report else measure(args, out)
     print("\n".join(table(report)))
+    print("\n".join(["", *first_write_table(report), "", *first_write_medians(report)]))
     return 0
 
 
