@@ -30,6 +30,27 @@ import sparkkpl.kinesis.StreamDescription;
  * Kinesis allows the call 20 times a second per account.
  */
 final class StreamLook {
+    /**
+     * What a look reads of a write's plan, and the plan it makes of it ({@code spark.WritePlan}).
+     *
+     * @param <P> the plan's own type, which {@link #described} returns
+     */
+    interface Plan<P extends Plan<P>> {
+        WriteOptions options();
+
+        /** The streams the driver described for the plan, by name. */
+        Map<String, StreamDescription> streams();
+
+        /** Whether the tasks list the shards of the streams they write. */
+        boolean listsShards();
+
+        /** This plan with its options fitted to the streams described, their descriptions, and the look's id. */
+        P described(WriteOptions fitted, Map<String, StreamDescription> described, String lookId);
+
+        /** What the write fails with when {@code stream}, described as created at {@code created}, was created again. */
+        RuntimeException recreated(String stream, String created);
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
     static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
@@ -166,27 +187,28 @@ final class StreamLook {
      * micro-batch would otherwise reuse the description of the stream that is gone, and fail again.
      *
      * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
-     * @throws StreamRecreatedException naming the stream
+     * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
-    void confirmUnchanged(WritePlan plan, Collection<StreamDescription> metByTasks) {
-        try {
-            Map<String, StreamDescription> described = new HashMap<>(plan.streams());
-            for (StreamDescription met : metByTasks) {
-                StreamDescription other = described.putIfAbsent(met.stream(), met);
-                if (other != null && other.created() != null && !other.created().equals(met.created())) {
-                    throw new StreamRecreatedException(met.stream(), oldest(other.created(), met.created()),
-                        plan.options().writeName());
-                }
-            }
-            StreamDescription gone = firstGone(plan.options(), described.values());
-            if (gone != null) {
-                throw new StreamRecreatedException(gone.stream(), gone.created(), plan.options().writeName());
-            }
-            remember(metByTasks);
-        } catch (StreamRecreatedException e) {
+    void confirmUnchanged(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+        RuntimeException recreated = recreatedIn(plan, metByTasks);
+        if (recreated != null) {
             forget();
-            throw e;
+            throw recreated;
         }
+        remember(metByTasks);
+    }
+
+    /** The failure of a stream created again during the write, or null when each is still the one described. */
+    private static RuntimeException recreatedIn(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+        Map<String, StreamDescription> described = new HashMap<>(plan.streams());
+        for (StreamDescription met : metByTasks) {
+            StreamDescription other = described.putIfAbsent(met.stream(), met);
+            if (other != null && other.created() != null && !other.created().equals(met.created())) {
+                return plan.recreated(met.stream(), oldest(other.created(), met.created()));
+            }
+        }
+        StreamDescription gone = firstGone(plan.options(), described.values());
+        return gone == null ? null : plan.recreated(gone.stream(), gone.created());
     }
 
     private synchronized void forget() {
@@ -234,7 +256,7 @@ final class StreamLook {
      *
      * @param config the write's settings as resolved, which the plan's options came from
      */
-    WritePlan described(WritePlan plan, WriteConfig config) {
+    <P extends Plan<P>> P described(P plan, WriteConfig config) {
         Look now = describe(plan.options(), plan.listsShards());
         return plan.described(fitted(config, now.streams()), now.streams(), now.id());
     }
