@@ -10,7 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.ProducerSpec;
-import sparkkpl.kinesis.StreamApi;
+import sparkkpl.controlplane.StreamApi;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.util.OffTaskThread;
 

@@ -16,6 +16,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;

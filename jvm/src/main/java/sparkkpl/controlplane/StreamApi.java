@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -40,6 +40,8 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.aws.AwsRegion;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.ProducerSpec;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.StreamDescription;
 
 /**
  * The two Kinesis control-plane calls the sink makes itself, from the same KPL settings as the daemon

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.controlplane;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -16,9 +16,8 @@ import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
-import sparkkpl.producer.ProducerRegistry;
-import sparkkpl.kinesis.StreamApi;
 import sparkkpl.kinesis.StreamDescription;
+import sparkkpl.producer.ProducerRegistry;
 
 /**
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
@@ -29,13 +28,13 @@ import sparkkpl.kinesis.StreamDescription;
  * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
  * Kinesis allows the call 20 times a second per account.
  */
-final class StreamLook {
+public final class StreamLook {
     /**
      * What a look reads of a write's plan, and the plan it makes of it ({@code spark.WritePlan}).
      *
      * @param <P> the plan's own type, which {@link #described} returns
      */
-    interface Plan<P extends Plan<P>> {
+    public interface Plan<P extends Plan<P>> {
         WriteOptions options();
 
         /** The streams the driver described for the plan, by name. */
@@ -53,7 +52,7 @@ final class StreamLook {
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
-    static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     /**
      * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
@@ -81,12 +80,12 @@ final class StreamLook {
         this.madeAt = madeAt;
     }
 
-    static StreamLook perWrite() {
+    public static StreamLook perWrite() {
         return new StreamLook(0, System.nanoTime());
     }
 
     /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
-    static StreamLook forQuery(String writeId) {
+    public static StreamLook forQuery(String writeId) {
         return forQuery(writeId, System.nanoTime());
     }
 
@@ -189,7 +188,7 @@ final class StreamLook {
      * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
      * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
-    void confirmUnchanged(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+    public void confirmUnchanged(Plan<?> plan, Collection<StreamDescription> metByTasks) {
         RuntimeException recreated = recreatedIn(plan, metByTasks);
         if (recreated != null) {
             forget();
@@ -256,7 +255,7 @@ final class StreamLook {
      *
      * @param config the write's settings as resolved, which the plan's options came from
      */
-    <P extends Plan<P>> P described(P plan, WriteConfig config) {
+    public <P extends Plan<P>> P described(P plan, WriteConfig config) {
         Look now = describe(plan.options(), plan.listsShards());
         return plan.described(fitted(config, now.streams()), now.streams(), now.id());
     }
