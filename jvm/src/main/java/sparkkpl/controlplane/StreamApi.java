@@ -58,10 +58,8 @@ import sparkkpl.kinesis.StreamDescription;
  * speaks CBOR, which can only be switched off for the whole JVM and which the daemon's endpoints need
  * not speak (docs/aggregation.md).
  *
- * <p>Kept open while used: each producer owns one for its shard maps, and the driver's calls share one per
- * producer spec ({@code ProducerRegistry.withStreamApi}), since a streaming query's driver checks its
- * stream at every micro-batch's commit, and a client per call would pay a new connection (TCP and TLS
- * handshakes, each a round trip to Kinesis) and, with a role, an STS call every time.
+ * <p>Kept open while used: each producer owns one for its shard maps, and the driver's calls share one
+ * per producer spec ({@link DriverClients}).
  */
 public final class StreamApi implements ShardMaps.Lister {
     private static final String TARGET_PREFIX = "Kinesis_20131202.";

@@ -17,7 +17,6 @@ import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.kinesis.StreamDescription;
-import sparkkpl.producer.ProducerRegistry;
 
 /**
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
@@ -119,7 +118,7 @@ public final class StreamLook {
             return last;
         }
         try {
-            StreamDescription described = ProducerRegistry.withStreamApi(options.producer(), api -> api.describe(stream.get()));
+            StreamDescription described = DriverClients.withStreamApi(options.producer(), api -> api.describe(stream.get()));
             if (listsShards && !described.keysIgnored()) {
                 checkListable(options, described);
             }
@@ -155,7 +154,7 @@ public final class StreamLook {
      */
     private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
-            ProducerRegistry.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
+            DriverClients.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
         } catch (StreamApi.StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
@@ -237,7 +236,7 @@ public final class StreamLook {
                 continue; // an emulator that gives no creation time; AUTO streams take no aggregates
             }
             try {
-                if (!ProducerRegistry.withStreamApi(options.producer(),
+                if (!DriverClients.withStreamApi(options.producer(),
                         api -> api.stillExists(stream.stream(), stream.created()))) {
                     return stream;
                 }
