@@ -124,7 +124,7 @@ public final class StreamLook {
             }
             last = new Look(Map.of(stream.get(), described), UUID.randomUUID().toString(), System.nanoTime());
             return last;
-        } catch (StreamApi.StreamCallFailed e) {
+        } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw new IllegalArgumentException("Option '" + SinkOption.STREAM_NAME.optionName() + "': stream '"
                     + stream.get() + "' does not exist (" + e.getMessage() + ")", e);
@@ -155,7 +155,7 @@ public final class StreamLook {
     private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
             DriverClients.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
-        } catch (StreamApi.StreamCallFailed e) {
+        } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
             }
