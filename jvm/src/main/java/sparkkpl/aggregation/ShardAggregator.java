@@ -273,7 +273,7 @@ public final class ShardAggregator implements RecordGrouping {
             aggregate.builder.clear();
             sealed = KplRecord.alone(aggregate.first, target.shardId());
         } else {
-            KinesisRecord sent = new KinesisRecord(target.stream(), AggregateBuilder.PARTITION_KEY,
+            KinesisRecord sent = new KinesisRecord(target.stream(), KinesisRecord.AGGREGATE_PARTITION_KEY,
                 aggregate.firstHashKey.toString(), aggregate.builder.build());
             sealed = KplRecord.aggregate(sent, Arrays.copyOf(aggregate.rowNumbers, aggregate.count), aggregate.bytes,
                 target.shardId(), AggregateReader::records);
