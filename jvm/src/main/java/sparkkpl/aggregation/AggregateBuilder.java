@@ -15,8 +15,9 @@ import sparkkpl.kinesis.KinesisRecord;
  * reads it as the user records it holds.
  *
  * <p>Its size is counted exactly as the KPL counts its own aggregates against
- * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key ({@link KinesisRecord#AGGREGATE_PARTITION_KEY})
- * not included: Kinesis counts it, so the limit the caller gives leaves room for it.
+ * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key
+ * ({@link KinesisRecord#AGGREGATE_PARTITION_KEY}) not included: Kinesis counts it, so the limit the
+ * caller gives leaves room for it.
  * Records are added until the next would go over the limit; the first record is always taken, so a
  * record too large for any aggregate ends up alone, and the caller sends it as it is. Keys are
  * de-duplicated in the tables, and explicit hash keys are written only for records that have one:

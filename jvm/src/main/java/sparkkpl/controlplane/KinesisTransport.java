@@ -69,7 +69,10 @@ final class KinesisTransport implements AutoCloseable {
      */
     private final long retryForNanos;
 
-    /** Connections as {@code kpl} configures the daemon's, to Kinesis in {@code region}, signed with {@code credentials}. */
+    /**
+     * Connections as {@code kpl} configures the daemon's, to Kinesis in {@code region}, signed with
+     * {@code credentials}.
+     */
     KinesisTransport(KinesisProducerConfiguration kpl, String region, AwsCredentialsProvider credentials) {
         this.region = region;
         String host = kpl.getKinesisEndpoint().isEmpty()
@@ -213,5 +216,4 @@ final class KinesisTransport implements AutoCloseable {
             return text.substring(0, Math.min(text.length(), 300));
         }
     }
-
 }
