@@ -42,7 +42,7 @@ def _lister(spark, endpoint: KinesisEndpoint):
     """A client for the endpoint's configuration, as a producer's shard maps and the driver open one."""
     jvm = spark.sparkContext._jvm
     spec = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options())).options().producer()
-    api = jvm.sparkkpl.kinesis.StreamApi.open(spec)
+    api = jvm.sparkkpl.controlplane.StreamApi.open(spec)
     try:
         yield api
     finally:

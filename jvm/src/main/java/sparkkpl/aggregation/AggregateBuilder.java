@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import sparkkpl.kinesis.HashKeys;
+import sparkkpl.kinesis.KinesisRecord;
 
 /**
  * Builds one record in the KPL's aggregated format: the magic bytes {@code F3 89 9A C2}, an
@@ -14,8 +15,9 @@ import sparkkpl.kinesis.HashKeys;
  * reads it as the user records it holds.
  *
  * <p>Its size is counted exactly as the KPL counts its own aggregates against
- * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key ({@link #PARTITION_KEY})
- * not included: Kinesis counts it, so the limit the caller gives leaves room for it.
+ * {@code AggregationMaxSize}: 4 + protobuf + 16 bytes, the outer partition key
+ * ({@link KinesisRecord#AGGREGATE_PARTITION_KEY}) not included: Kinesis counts it, so the limit the
+ * caller gives leaves room for it.
  * Records are added until the next would go over the limit; the first record is always taken, so a
  * record too large for any aggregate ends up alone, and the caller sends it as it is. Keys are
  * de-duplicated in the tables, and explicit hash keys are written only for records that have one:
@@ -31,11 +33,6 @@ import sparkkpl.kinesis.HashKeys;
  * kept from one aggregate to the next until {@link #release}. Not thread-safe.
  */
 public final class AggregateBuilder {
-    /**
-     * The partition key an aggregate is sent under, as the KPL sends its own: one character, as it
-     * counts against Kinesis's record and call limits (its sub-records carry their own keys).
-     */
-    public static final String PARTITION_KEY = "a";
     /** The KPL's default {@code AggregationMaxSize}: 2 Kinesis payload units of 25 KiB. */
     public static final int DEFAULT_MAX_BYTES = 51_200;
     static final byte[] MAGIC = {(byte) 0xF3, (byte) 0x89, (byte) 0x9A, (byte) 0xC2};

@@ -11,16 +11,17 @@ import java.util.Map;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.controlplane.RowStreams;
+import sparkkpl.controlplane.ShardMaps;
+import sparkkpl.controlplane.StreamCallFailed;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
-import sparkkpl.kinesis.ShardMaps;
-import sparkkpl.kinesis.StreamApi;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
+import sparkkpl.util.Durations;
 
 /**
  * Groups one task's records into aggregates that a KCL consumer never drops: every sub-record of an
@@ -272,7 +273,7 @@ public final class ShardAggregator implements RecordGrouping {
             aggregate.builder.clear();
             sealed = KplRecord.alone(aggregate.first, target.shardId());
         } else {
-            KinesisRecord sent = new KinesisRecord(target.stream(), AggregateBuilder.PARTITION_KEY,
+            KinesisRecord sent = new KinesisRecord(target.stream(), KinesisRecord.AGGREGATE_PARTITION_KEY,
                 aggregate.firstHashKey.toString(), aggregate.builder.build());
             sealed = KplRecord.aggregate(sent, Arrays.copyOf(aggregate.rowNumbers, aggregate.count), aggregate.bytes,
                 target.shardId(), AggregateReader::records);
@@ -302,10 +303,10 @@ public final class ShardAggregator implements RecordGrouping {
         boolean gone = streamWentMissing;
         ShardMap map = gone ? null : router.map(stream);
         for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
-            StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
+            Durations.sleep(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
             try {
                 map = gone ? router.listedByName(stream, map) : router.reload(stream, map);
-            } catch (StreamApi.StreamCallFailed e) {
+            } catch (StreamCallFailed e) {
                 if (gone || !e.notFound()) {
                     throw e;
                 }

@@ -7,12 +7,12 @@ import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.controlplane.RowStreams;
+import sparkkpl.controlplane.ShardMaps;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
-import sparkkpl.kinesis.ShardMaps;
 
 /**
  * Which shard a task's record routes to, by the shard map of the incarnation of its stream the task

@@ -2,9 +2,9 @@ package sparkkpl.aggregation;
 
 import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
+import sparkkpl.controlplane.RowStreams;
+import sparkkpl.controlplane.ShardMaps;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
-import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;

@@ -7,9 +7,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import sparkkpl.aggregation.AggregateBuilder;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
+import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RecordRules;
 
 /**
@@ -232,7 +232,7 @@ public final class WriteConfig {
      * travels under its own one-byte key.
      */
     private static long largestAggregate(long maxRecordBytes) {
-        return maxRecordBytes - AggregateBuilder.PARTITION_KEY.length(); // ASCII: one byte a character
+        return maxRecordBytes - KinesisRecord.AGGREGATE_PARTITION_KEY.length(); // ASCII: one byte a character
     }
 
     private void checkExecutorAggregation(int aggregateMaxBytes, long maxRecordBytes) {
@@ -248,7 +248,7 @@ public final class WriteConfig {
             throw new IllegalArgumentException("KPL property 'AggregationMaxSize' (" + aggregateMaxBytes + ") is over "
                 + "what one Kinesis record holds with " + SinkOption.AGGREGATION.optionName() + "=executor: at most "
                 + largestAggregate(maxRecordBytes) + ", " + SinkOption.MAX_RECORD_BYTES.optionName() + "="
-                + maxRecordBytes + " less the aggregate's partition key '" + AggregateBuilder.PARTITION_KEY
+                + maxRecordBytes + " less the aggregate's partition key '" + KinesisRecord.AGGREGATE_PARTITION_KEY
                 + "' (Kinesis counts data plus partition key)");
         }
     }

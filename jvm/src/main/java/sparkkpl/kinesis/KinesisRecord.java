@@ -8,6 +8,13 @@ package sparkkpl.kinesis;
  */
 public record KinesisRecord(String stream, String partitionKey, String explicitHashKey, byte[] data) {
     /**
+     * The partition key an aggregate (the KPL's aggregated format) is sent under, as the KPL sends its
+     * own: one character, as it counts against Kinesis's record and call limits (its sub-records carry
+     * their own keys).
+     */
+    public static final String AGGREGATE_PARTITION_KEY = "a";
+
+    /**
      * Its size as Kinesis counts it against the record size limit: the data plus the partition
      * key's UTF-8 bytes. The sink's one byte count of a record: maxRecordBytes, the queue limit and
      * bytes_written all use it.

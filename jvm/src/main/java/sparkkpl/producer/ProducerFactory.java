@@ -5,8 +5,8 @@ import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.KinesisProducer;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.config.ProducerSpec;
-import sparkkpl.kinesis.ShardMaps;
-import sparkkpl.kinesis.StreamApi;
+import sparkkpl.controlplane.ShardMaps;
+import sparkkpl.controlplane.StreamApi;
 import sparkkpl.natives.DaemonFolder;
 
 /** Starts a KPL producer (and so its native daemon) from its spec. */

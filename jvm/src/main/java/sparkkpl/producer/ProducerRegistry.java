@@ -1,42 +1,27 @@
 package sparkkpl.producer;
 
-import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import sparkkpl.aws.Credentials;
 import sparkkpl.config.ProducerSpec;
-import sparkkpl.kinesis.StreamApi;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.util.OffTaskThread;
+import sparkkpl.util.SharedPool;
 
 /**
  * The JVM's home for what outlives a task: at most one KPL producer per distinct spec (each is a
  * native daemon with its own threads and connections, so one per task would multiply them), with
- * the shard maps and lister it owns; and the driver's Kinesis clients, one per spec. Each pool
- * closes what stayed unused for its spec's idle timeout and, the producers with a bounded flush,
- * everything when the JVM exits.
+ * the shard maps and lister it owns. Its pool closes what stayed unused for its spec's idle timeout
+ * and, with a bounded flush, everything when the JVM exits.
  */
 public final class ProducerRegistry {
     /** Builds producers: the KPL takes an interruptible file lock while it writes its CA certificates. */
     private static final ExecutorService FACTORY = OffTaskThread.newWorker("spark-kpl-producer-factory");
-    private static final ScheduledExecutorService CLOSER =
-        Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
-    private static final ProducerPool.Scheduler CLOSING =
-        (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS);
-    private static final ProducerPool<ProducerSpec, SharedProducer> POOL = new ProducerPool<>(System::nanoTime, CLOSING);
-    private static final ProducerPool<ProducerSpec, DriverClient> DRIVER_CLIENTS =
-        new ProducerPool<>(System::nanoTime, CLOSING);
+    private static final SharedPool<ProducerSpec, SharedProducer> POOL = SharedPool.closedWhenIdle();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            POOL.closeAll();
-            DRIVER_CLIENTS.closeAll();
-        }, "spark-kpl-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(POOL::closeAll, "spark-kpl-shutdown"));
     }
 
     private ProducerRegistry() {}
@@ -63,48 +48,6 @@ public final class ProducerRegistry {
 
     public static void release(SharedProducer producer) {
         POOL.release(producer);
-    }
-
-    /** A call the driver makes to Kinesis itself. */
-    public interface StreamCall<T> {
-        T call(StreamApi api) throws IOException;
-    }
-
-    /**
-     * Makes {@code call} with the JVM's client for this spec, opened if needed and kept for the spec's
-     * idle timeout after its last use: a streaming query's driver calls at every micro-batch.
-     *
-     * @throws Credentials.Unavailable when the spec's credentials give none
-     */
-    public static <T> T withStreamApi(ProducerSpec spec, StreamCall<T> call) throws IOException {
-        DriverClient client = DRIVER_CLIENTS.acquire(spec, () -> new DriverClient(StreamApi.open(spec), spec));
-        try {
-            return call.call(client.api);
-        } finally {
-            DRIVER_CLIENTS.release(client);
-        }
-    }
-
-    /** A driver's client as its pool keeps it. */
-    private record DriverClient(StreamApi api, ProducerSpec spec) implements ProducerPool.Pooled {
-        @Override
-        public boolean isBroken() {
-            return false;
-        }
-
-        @Override
-        public void awaitReady() {
-        }
-
-        @Override
-        public long idleTimeoutMs() {
-            return spec.producerIdleTimeoutMs();
-        }
-
-        @Override
-        public void close() {
-            api.close();
-        }
     }
 
     /** Live figures of every producer of this JVM (the driver's: its producerStats report). */

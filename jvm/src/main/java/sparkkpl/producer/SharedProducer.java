@@ -19,11 +19,12 @@ import org.slf4j.LoggerFactory;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.IKinesisProducer;
 import software.amazon.kinesis.producer.UserRecordResult;
+import sparkkpl.controlplane.ShardMaps;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.natives.DaemonFolder;
 import sparkkpl.util.OffTaskThread;
+import sparkkpl.util.SharedPool;
 
 /**
  * One KPL producer (one native daemon) shared by every task of an executor JVM, with its cap.
@@ -42,7 +43,7 @@ import sparkkpl.util.OffTaskThread;
  * later one it is {@link #admits outlived}: the pool gives the next tasks a new producer, and closes
  * this one, once drained, when its last holder releases it.
  */
-public final class SharedProducer implements ProducerPool.Pooled {
+public final class SharedProducer implements SharedPool.Pooled {
     private static final Logger LOG = LoggerFactory.getLogger(SharedProducer.class);
     /** Where every call into the KPL runs: see {@link #callKpl}. */
     private static final ExecutorService KPL_CALLS = OffTaskThread.newPool("spark-kpl-calls");

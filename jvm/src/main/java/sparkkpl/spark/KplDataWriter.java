@@ -14,12 +14,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.controlplane.RowStreams;
+import sparkkpl.controlplane.ShardMaps;
 import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.RowStreams;
-import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.metrics.ExecutorTotals;
 import sparkkpl.metrics.WriteSummary;
@@ -31,6 +31,7 @@ import sparkkpl.producer.TaskFeed;
 import sparkkpl.producer.TaskQueueStats;
 import sparkkpl.records.RecordAssembler;
 import sparkkpl.records.RowLayout;
+import sparkkpl.util.Durations;
 
 /**
  * Writes one Spark partition. It commits only once Kinesis has acknowledged or finally failed every
@@ -233,8 +234,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
             inFeed("waiting for Kinesis to acknowledge the task's records", () -> TaskFeed.finish(feeds(), timeoutMs));
             if (LOG.isDebugEnabled()) {
                 LOG.debug("Spark partition {}: {} records; producer in {} ms, rows in {} ms, then acknowledged {} ms after "
-                    + "the commit began", partitionId, acks.added(), KplStreamingWrite.ms(acquireNanos),
-                    KplStreamingWrite.ms(started - firstRowAt), KplStreamingWrite.ms(System.nanoTime() - started));
+                    + "the commit began", partitionId, acks.added(), Durations.ms(acquireNanos),
+                    Durations.ms(started - firstRowAt), Durations.ms(System.nanoTime() - started));
             }
         }
         handleKinesisFailures();

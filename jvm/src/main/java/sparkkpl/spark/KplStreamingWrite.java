@@ -3,7 +3,6 @@ package sparkkpl.spark;
 import com.google.common.util.concurrent.Uninterruptibles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -16,9 +15,11 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
+import sparkkpl.util.Durations;
 import sparkkpl.util.OffTaskThread;
 
 /**
@@ -104,8 +105,8 @@ final class KplStreamingWrite implements StreamingWrite {
         progress.committed(total);
         if (LOG.isInfoEnabled()) {
             LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
-                + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
-                ms(System.nanoTime() - checked));
+                + "batch recorded {} ms later)", batchId, query, total.toMap(), Durations.ms(planningNanos),
+                Durations.ms(checked - started), Durations.ms(System.nanoTime() - checked));
         }
     }
 
@@ -120,11 +121,6 @@ final class KplStreamingWrite implements StreamingWrite {
 
     private UncheckedIOException batchLogFailed(long batchId, IOException e) {
         return new UncheckedIOException("Recording micro-batch " + batchId + " as committed in " + committed.directory(), e);
-    }
-
-    /** A duration for a log line, in milliseconds to a tenth. */
-    static String ms(long nanos) {
-        return String.format(Locale.ROOT, "%.1f", nanos / 1e6);
     }
 
     @Override

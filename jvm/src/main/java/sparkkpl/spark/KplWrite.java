@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
+import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.SparkUiMetrics;
 import sparkkpl.metrics.WriteResults;

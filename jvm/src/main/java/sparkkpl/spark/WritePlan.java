@@ -8,10 +8,11 @@ import sparkkpl.config.Aggregation;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.RecordId;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.controlplane.RowStreams;
+import sparkkpl.controlplane.ShardMaps;
+import sparkkpl.controlplane.StreamLook;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.failures.FailedRecords;
-import sparkkpl.kinesis.RowStreams;
-import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.records.Partitioning;
@@ -35,10 +36,11 @@ import sparkkpl.records.RowLayout;
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
                  String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
-                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable {
+                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable, StreamLook.Plan<WritePlan> {
 
     /** This plan with its options fitted to the streams the driver described, and their descriptions. */
-    WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
+    @Override
+    public WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
         return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer,
             look);
     }
@@ -52,8 +54,14 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
     }
 
     /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
-    boolean listsShards() {
+    @Override
+    public boolean listsShards() {
         return options.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
+    }
+
+    @Override
+    public StreamRecreatedException recreated(String stream, String created) {
+        return new StreamRecreatedException(stream, created, options.writeName());
     }
 
     /** The recordId=prefix header maker, or null without one. */

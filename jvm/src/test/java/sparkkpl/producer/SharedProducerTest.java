@@ -16,9 +16,9 @@ import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import software.amazon.kinesis.producer.DaemonException;
 import software.amazon.kinesis.producer.IKinesisProducer;
-import sparkkpl.kinesis.FakeLister;
+import sparkkpl.controlplane.FakeLister;
+import sparkkpl.controlplane.ShardMaps;
 import sparkkpl.kinesis.KinesisRecord;
-import sparkkpl.kinesis.ShardMaps;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.natives.DaemonFolder;
 

@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotSame;
@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.After;
 import org.junit.Test;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.StreamDescription;
 
 /** One producer's shard maps: when a stream is listed again, and that tasks asking together share a listing. */
 public class ShardMapsTest {

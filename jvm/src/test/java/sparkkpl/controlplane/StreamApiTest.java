@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;

@@ -1,4 +1,4 @@
-package sparkkpl.producer;
+package sparkkpl.util;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -7,35 +7,40 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.util.OffTaskThread;
 
 /**
- * Producers shared by key: created on first use, counted while tasks hold them, closed once unused
- * for their idle timeout. A producer is made outside the pool's lock (placing its daemon, finding the
- * region and starting it take seconds), so other keys' acquires and releases never wait for it; the
- * tasks wanting the same key meanwhile wait for that one creation, and fail with it. A producer that
- * broke is detached (new tasks get a new one) but closed only when its last holder releases it:
- * closing it under them would fail their records still in flight. Thread-safe; the clock and the
- * scheduler are given, so that tests can drive time.
+ * Resources of the JVM shared by key (its KPL producers, the driver's Kinesis clients): created on
+ * first use, counted while held, closed once unused for their idle timeout. A resource is made outside
+ * the pool's lock (placing a producer's daemon, finding the region and starting it take seconds), so
+ * other keys' acquires and releases never wait for it; the users wanting the same key meanwhile wait
+ * for that one creation, and fail with it. A resource that broke is detached (new users get a new one)
+ * but closed only when its last holder releases it: closing a producer under its tasks would fail their
+ * records still in flight. Thread-safe; the clock and the scheduler are given, so that tests can drive
+ * time.
  *
- * @param <K> what makes two users share a producer
+ * @param <K> what makes two users share a resource
  */
-final class ProducerPool<K, P extends ProducerPool.Pooled> {
-    private static final Logger LOG = LoggerFactory.getLogger(ProducerPool.class);
+public final class SharedPool<K, P extends SharedPool.Pooled> {
+    private static final Logger LOG = LoggerFactory.getLogger(SharedPool.class);
+    /** The JVM's one thread that closes idle resources, for every pool made by {@link #closedWhenIdle}. */
+    private static final ScheduledExecutorService CLOSER =
+        Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
 
-    /** What the pool needs of a producer. */
-    interface Pooled {
+    /** What the pool needs of a resource. */
+    public interface Pooled {
         /** Whether it gave up, so new users need another one. */
         boolean isBroken();
 
         /**
-         * Called on each acquirer's thread, outside the pool's lock, before it uses the producer;
-         * may wait, and throws when the producer cannot be used now.
+         * Called on each acquirer's thread, outside the pool's lock, before it uses the resource;
+         * may wait, and throws when the resource cannot be used now.
          */
         void awaitReady();
 
@@ -45,12 +50,12 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
     }
 
     /** Runs the pool's closing off its callers' threads, after a delay in milliseconds (0: at once). */
-    interface Scheduler {
+    public interface Scheduler {
         void schedule(Runnable task, long delayMs);
     }
 
     /**
-     * A producer made or being made: a creation that fails leaves the pool before its waiters learn of
+     * A resource made or being made: a creation that fails leaves the pool before its waiters learn of
      * it, so the next acquirer tries again.
      */
     private static final class Entry<P> {
@@ -58,8 +63,8 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         int holders;
         long idleSinceNanos;
 
-        /** The producer, or null while it is being made. */
-        P producer() {
+        /** The resource, or null while it is being made. */
+        P resource() {
             return creation.getNow(null);
         }
     }
@@ -67,36 +72,41 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
     private final LongSupplier nanoClock;
     private final Scheduler scheduler;
     private final Map<K, Entry<P>> entries = new HashMap<>();
-    /** Broken producers still held; guarded by {@code entries}' lock. */
+    /** Broken resources still held; guarded by {@code entries}' lock. */
     private final List<Entry<P>> detached = new ArrayList<>();
 
+    /** A pool on the JVM's clock, closing idle resources on the JVM's closer thread. */
+    public static <K, P extends Pooled> SharedPool<K, P> closedWhenIdle() {
+        return new SharedPool<>(System::nanoTime, (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS));
+    }
+
     /** @param nanoClock a monotonic clock in nanoseconds, as System::nanoTime */
-    ProducerPool(LongSupplier nanoClock, Scheduler scheduler) {
+    SharedPool(LongSupplier nanoClock, Scheduler scheduler) {
         this.nanoClock = nanoClock;
         this.scheduler = scheduler;
     }
 
-    /** The producer for {@code key}, made by {@code create} if there is none or it broke; pair with {@link #release}. */
-    P acquire(K key, Supplier<P> create) {
-        P producer = counted(key, create);
+    /** The resource for {@code key}, made by {@code create} if there is none or it broke; pair with {@link #release}. */
+    public P acquire(K key, Supplier<P> create) {
+        P resource = counted(key, create);
         try {
-            producer.awaitReady();
+            resource.awaitReady();
         } catch (RuntimeException | Error e) {
-            // Uncounted, it still closes when idle or broken: a held one would keep its daemon (and
+            // Uncounted, it still closes when idle or broken: a held producer would keep its daemon (and
             // the KPL's once-a-second relaunch of a daemon that cannot be placed) for the JVM's life.
-            release(producer);
+            release(resource);
             throw e;
         }
-        return producer;
+        return resource;
     }
 
-    /** The producer for {@code key}, its holders counted with the caller. */
+    /** The resource for {@code key}, its holders counted with the caller. */
     private P counted(K key, Supplier<P> create) {
         Entry<P> entry;
         boolean mine;
         synchronized (entries) {
             entry = entries.get(key);
-            P existing = entry == null ? null : entry.producer();
+            P existing = entry == null ? null : entry.resource();
             if (existing != null && existing.isBroken()) {
                 entries.remove(key);
                 detach(entry);
@@ -115,7 +125,7 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         return OffTaskThread.awaitUninterruptibly(entry.creation);
     }
 
-    /** Makes the entry's producer, on the caller's thread and outside the lock. */
+    /** Makes the entry's resource, on the caller's thread and outside the lock. */
     private void make(K key, Entry<P> entry, Supplier<P> create) {
         P made;
         try {
@@ -135,39 +145,39 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
         }
         // closeAll ran meanwhile: the JVM is exiting, and nothing would close this one.
         closeEach(List.of(made));
-        entry.creation.completeExceptionally(new IllegalStateException("The JVM is exiting: its KPL producers are closed"));
+        entry.creation.completeExceptionally(new IllegalStateException("The JVM is exiting: its pooled resources are closed"));
     }
 
-    /** Closes a broken producer now if nobody holds it, else when its last holder releases it. */
+    /** Closes a broken resource now if nobody holds it, else when its last holder releases it. */
     private void detach(Entry<P> entry) {
         if (entry.holders == 0) {
-            closeSoon(entry.producer());
+            closeSoon(entry.resource());
         } else {
             detached.add(entry);
         }
     }
 
-    void release(P producer) {
+    public void release(P resource) {
         synchronized (entries) {
             for (Entry<P> entry : entries.values()) {
-                if (entry.producer() == producer && --entry.holders == 0) {
+                if (entry.resource() == resource && --entry.holders == 0) {
                     entry.idleSinceNanos = nanoClock.getAsLong();
-                    scheduler.schedule(this::closeIdle, producer.idleTimeoutMs());
+                    scheduler.schedule(this::closeIdle, resource.idleTimeoutMs());
                 }
             }
             Iterator<Entry<P>> held = detached.iterator();
             while (held.hasNext()) {
                 Entry<P> entry = held.next();
-                if (entry.producer() == producer && --entry.holders == 0) {
+                if (entry.resource() == resource && --entry.holders == 0) {
                     held.remove();
-                    closeSoon(producer);
+                    closeSoon(resource);
                 }
             }
         }
     }
 
-    private void closeSoon(P producer) {
-        scheduler.schedule(() -> closeEach(List.of(producer)), 0);
+    private void closeSoon(P resource) {
+        scheduler.schedule(() -> closeEach(List.of(resource)), 0);
     }
 
     private void closeIdle() {
@@ -177,21 +187,21 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
             while (all.hasNext()) {
                 Entry<P> entry = all.next();
                 long idleMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - entry.idleSinceNanos);
-                if (entry.holders == 0 && idleMs >= entry.producer().idleTimeoutMs()) {
+                if (entry.holders == 0 && idleMs >= entry.resource().idleTimeoutMs()) {
                     all.remove();
-                    idle.add(entry.producer());
+                    idle.add(entry.resource());
                 }
             }
         }
         closeEach(idle);
     }
 
-    /** Closes every producer, held or not: the JVM is exiting. */
-    void closeAll() {
+    /** Closes every resource, held or not: the JVM is exiting. */
+    public void closeAll() {
         List<P> all = new ArrayList<>();
         synchronized (entries) {
-            entries.values().stream().map(Entry::producer).filter(Objects::nonNull).forEach(all::add);
-            detached.forEach(entry -> all.add(entry.producer()));
+            entries.values().stream().map(Entry::resource).filter(Objects::nonNull).forEach(all::add);
+            detached.forEach(entry -> all.add(entry.resource()));
             entries.clear();
             detached.clear();
         }
@@ -199,24 +209,24 @@ final class ProducerPool<K, P extends ProducerPool.Pooled> {
     }
 
     /** Closes each one even when another fails: a producer skipped here would keep its daemon. */
-    private static void closeEach(List<? extends Pooled> producers) {
-        for (Pooled producer : producers) {
+    private static void closeEach(List<? extends Pooled> resources) {
+        for (Pooled resource : resources) {
             try {
-                producer.close();
+                resource.close();
             } catch (RuntimeException | Error e) {
-                LOG.error("Closing a KPL producer failed", e);
+                LOG.error("Closing a pooled {} failed", resource.getClass().getSimpleName(), e);
             }
         }
     }
 
-    /** The producers new users would get, detached ones and those being made excluded. */
-    List<P> current() {
+    /** The resources new users would get, detached ones and those being made excluded. */
+    public List<P> current() {
         synchronized (entries) {
-            return entries.values().stream().map(Entry::producer).filter(Objects::nonNull).toList();
+            return entries.values().stream().map(Entry::resource).filter(Objects::nonNull).toList();
         }
     }
 
-    /** How many producers are open, detached ones included. */
+    /** How many resources are open, detached ones included. */
     int open() {
         synchronized (entries) {
             return current().size() + detached.size();

@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import java.io.IOException;
 import java.util.Collections;
@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sparkkpl.kinesis.StreamDescription;
 
 /**
  * What one task knows of each stream it writes to: the write's own stream as the driver described it,

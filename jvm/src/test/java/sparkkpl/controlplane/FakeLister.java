@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import java.io.IOException;
 import java.math.BigInteger;
@@ -10,6 +10,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.StreamDescription;
 
 /** Kinesis as {@link ShardMaps} asks it, on a given clock: one shard per stream, each listing counted. */
 public final class FakeLister implements ShardMaps.Lister {

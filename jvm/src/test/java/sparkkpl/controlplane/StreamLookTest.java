@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.controlplane;
 
 import static org.junit.Assert.assertNotSame;
 import static org.junit.Assert.assertSame;

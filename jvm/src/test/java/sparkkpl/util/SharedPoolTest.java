@@ -1,4 +1,4 @@
-package sparkkpl.producer;
+package sparkkpl.util;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -20,11 +20,11 @@ import java.util.function.Supplier;
 import org.junit.After;
 import org.junit.Test;
 
-/** Sharing, reference counts and idle close of the producer pool, on a clock the test moves. */
-public class ProducerPoolTest {
+/** Sharing, reference counts and idle close of the shared pool (as the producers use it), on a clock the test moves. */
+public class SharedPoolTest {
     private static final long IDLE_MS = 1_000;
 
-    private static final class FakeProducer implements ProducerPool.Pooled {
+    private static final class FakeProducer implements SharedPool.Pooled {
         boolean broken;
         int closes;
         boolean failsToClose;
@@ -58,7 +58,7 @@ public class ProducerPoolTest {
     }
 
     /** Runs scheduled tasks when the test moves the clock past their time. */
-    private static final class ManualTime implements ProducerPool.Scheduler {
+    private static final class ManualTime implements SharedPool.Scheduler {
         long nanos = 42;
         private final List<Long> dueNanos = new ArrayList<>();
         private final List<Runnable> tasks = new ArrayList<>();
@@ -83,7 +83,7 @@ public class ProducerPoolTest {
     }
 
     private final ManualTime time = new ManualTime();
-    private final ProducerPool<String, FakeProducer> pool = new ProducerPool<>(() -> time.nanos, time);
+    private final SharedPool<String, FakeProducer> pool = new SharedPool<>(() -> time.nanos, time);
     private final List<FakeProducer> created = new ArrayList<>();
     private final ExecutorService tasks = Executors.newCachedThreadPool();
 

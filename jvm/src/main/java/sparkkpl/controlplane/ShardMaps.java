@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import java.io.IOException;
 import java.util.Map;
@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.StreamDescription;
 
 /**
  * One producer's shard maps, one per stream, shared by the tasks of its JVM that use the producer

@@ -1,4 +1,4 @@
-package sparkkpl.spark;
+package sparkkpl.controlplane;
 
 import java.io.IOException;
 import java.util.Collection;
@@ -16,8 +16,6 @@ import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
-import sparkkpl.producer.ProducerRegistry;
-import sparkkpl.kinesis.StreamApi;
 import sparkkpl.kinesis.StreamDescription;
 
 /**
@@ -29,10 +27,31 @@ import sparkkpl.kinesis.StreamDescription;
  * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
  * Kinesis allows the call 20 times a second per account.
  */
-final class StreamLook {
+public final class StreamLook {
+    /**
+     * What a look reads of a write's plan, and the plan it makes of it ({@code spark.WritePlan}).
+     *
+     * @param <P> the plan's own type, which {@link #described} returns
+     */
+    public interface Plan<P extends Plan<P>> {
+        WriteOptions options();
+
+        /** The streams the driver described for the plan, by name. */
+        Map<String, StreamDescription> streams();
+
+        /** Whether the tasks list the shards of the streams they write. */
+        boolean listsShards();
+
+        /** This plan with its options fitted to the streams described, their descriptions, and the look's id. */
+        P described(WriteOptions fitted, Map<String, StreamDescription> described, String lookId);
+
+        /** What the write fails with when {@code stream}, described as created at {@code created}, was created again. */
+        RuntimeException recreated(String stream, String created);
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
-    static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     /**
      * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
@@ -60,12 +79,12 @@ final class StreamLook {
         this.madeAt = madeAt;
     }
 
-    static StreamLook perWrite() {
+    public static StreamLook perWrite() {
         return new StreamLook(0, System.nanoTime());
     }
 
     /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
-    static StreamLook forQuery(String writeId) {
+    public static StreamLook forQuery(String writeId) {
         return forQuery(writeId, System.nanoTime());
     }
 
@@ -99,13 +118,13 @@ final class StreamLook {
             return last;
         }
         try {
-            StreamDescription described = ProducerRegistry.withStreamApi(options.producer(), api -> api.describe(stream.get()));
+            StreamDescription described = DriverClients.withStreamApi(options.producer(), api -> api.describe(stream.get()));
             if (listsShards && !described.keysIgnored()) {
                 checkListable(options, described);
             }
             last = new Look(Map.of(stream.get(), described), UUID.randomUUID().toString(), System.nanoTime());
             return last;
-        } catch (StreamApi.StreamCallFailed e) {
+        } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw new IllegalArgumentException("Option '" + SinkOption.STREAM_NAME.optionName() + "': stream '"
                     + stream.get() + "' does not exist (" + e.getMessage() + ")", e);
@@ -135,8 +154,8 @@ final class StreamLook {
      */
     private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
-            ProducerRegistry.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
-        } catch (StreamApi.StreamCallFailed e) {
+            DriverClients.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
+        } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
             }
@@ -166,27 +185,28 @@ final class StreamLook {
      * micro-batch would otherwise reuse the description of the stream that is gone, and fail again.
      *
      * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
-     * @throws StreamRecreatedException naming the stream
+     * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
-    void confirmUnchanged(WritePlan plan, Collection<StreamDescription> metByTasks) {
-        try {
-            Map<String, StreamDescription> described = new HashMap<>(plan.streams());
-            for (StreamDescription met : metByTasks) {
-                StreamDescription other = described.putIfAbsent(met.stream(), met);
-                if (other != null && other.created() != null && !other.created().equals(met.created())) {
-                    throw new StreamRecreatedException(met.stream(), oldest(other.created(), met.created()),
-                        plan.options().writeName());
-                }
-            }
-            StreamDescription gone = firstGone(plan.options(), described.values());
-            if (gone != null) {
-                throw new StreamRecreatedException(gone.stream(), gone.created(), plan.options().writeName());
-            }
-            remember(metByTasks);
-        } catch (StreamRecreatedException e) {
+    public void confirmUnchanged(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+        RuntimeException recreated = recreatedIn(plan, metByTasks);
+        if (recreated != null) {
             forget();
-            throw e;
+            throw recreated;
         }
+        remember(metByTasks);
+    }
+
+    /** The failure of a stream created again during the write, or null when each is still the one described. */
+    private static RuntimeException recreatedIn(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+        Map<String, StreamDescription> described = new HashMap<>(plan.streams());
+        for (StreamDescription met : metByTasks) {
+            StreamDescription other = described.putIfAbsent(met.stream(), met);
+            if (other != null && other.created() != null && !other.created().equals(met.created())) {
+                return plan.recreated(met.stream(), oldest(other.created(), met.created()));
+            }
+        }
+        StreamDescription gone = firstGone(plan.options(), described.values());
+        return gone == null ? null : plan.recreated(gone.stream(), gone.created());
     }
 
     private synchronized void forget() {
@@ -216,7 +236,7 @@ final class StreamLook {
                 continue; // an emulator that gives no creation time; AUTO streams take no aggregates
             }
             try {
-                if (!ProducerRegistry.withStreamApi(options.producer(),
+                if (!DriverClients.withStreamApi(options.producer(),
                         api -> api.stillExists(stream.stream(), stream.created()))) {
                     return stream;
                 }
@@ -234,7 +254,7 @@ final class StreamLook {
      *
      * @param config the write's settings as resolved, which the plan's options came from
      */
-    WritePlan described(WritePlan plan, WriteConfig config) {
+    public <P extends Plan<P>> P described(P plan, WriteConfig config) {
         Look now = describe(plan.options(), plan.listsShards());
         return plan.described(fitted(config, now.streams()), now.streams(), now.id());
     }

@@ -1,4 +1,4 @@
-package sparkkpl.kinesis;
+package sparkkpl.controlplane;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
@@ -9,7 +9,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.Before;
 import org.junit.Test;
-import sparkkpl.kinesis.RowStreams.Placement;
+import sparkkpl.controlplane.RowStreams.Placement;
+import sparkkpl.kinesis.StreamDescription;
 
 /**
  * A task's answer to how each stream places records, and which incarnation of it the task writes to:
