@@ -17,7 +17,7 @@ import org.apache.hadoop.yarn.server.MiniYARNCluster;
 
 /**
  * YARN (a ResourceManager and NodeManagers) and HDFS (a NameNode and a DataNode) from Hadoop's mini
- * clusters, all on 127.0.0.1, as one process that tests/sink/test_yarn.py starts and stops by pid.
+ * clusters, all on 127.0.0.1, as one process that tests/sink/deploy/test_yarn.py starts and stops by pid.
  *
  * <p>Arguments: the folder for the clusters' files (also the working directory: MiniYARNCluster
  * keeps its files under {@code ./target}), the folder to write the client configuration to

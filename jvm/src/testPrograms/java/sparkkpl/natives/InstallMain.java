@@ -9,7 +9,7 @@ import java.nio.file.Paths;
 import java.util.HexFormat;
 
 /**
- * One contender in tests/sink/test_native_extraction.py. Writes a ready-file, waits for a go-file, extracts,
+ * One contender in tests/sink/daemon/test_native_extraction.py. Writes a ready-file, waits for a go-file, extracts,
  * then prints {@code OK <path> <sha256> interrupted=<bool>} or {@code FAIL <reason>}.
  *
  * <p>Usage: {@code InstallMain ours|kpl <dir|-> <ready-file> <go-file> <interrupt-after-ms|-1>}.

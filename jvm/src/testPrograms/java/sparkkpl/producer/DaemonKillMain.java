@@ -14,7 +14,7 @@ import sparkkpl.kinesis.KinesisRecord;
  * and a third holder acquires while the KPL restarts it. The holders carry on, each with a new
  * task's acknowledgements from the third acquire on: those records must all succeed (the producer
  * was not closed under its holders), and one daemon must be left. Driven by
- * tests/sink/test_producer_lifecycle.py.
+ * tests/sink/daemon/test_producer_lifecycle.py.
  *
  * <p>Arguments: stream, then options as name=value.
  */

@@ -14,7 +14,7 @@ import sparkkpl.config.WriteConfig;
  * Starts producers and lets each close as soon as it exists, while busy threads load every CPU, so
  * that a producer may close while its daemon is still being launched. Prints how many daemon
  * processes and pipe folders (under {@code nativeDir}) are left once the closes are done. Driven by
- * tests/sink/test_producer_lifecycle.py.
+ * tests/sink/daemon/test_producer_lifecycle.py.
  *
  * <p>Arguments: producers, busy threads, then options as name=value, {@code nativeDir} among them.
  */

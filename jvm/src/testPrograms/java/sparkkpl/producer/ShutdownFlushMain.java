@@ -8,7 +8,7 @@ import sparkkpl.kinesis.KinesisRecord;
 /**
  * Adds records through the JVM's shared producer and returns from main without waiting for them,
  * as an executor does when it exits normally mid-write (scale-in, decommission). The shutdown
- * hook's bounded flush must deliver them. Driven by tests/sink/test_producer_lifecycle.py.
+ * hook's bounded flush must deliver them. Driven by tests/sink/daemon/test_producer_lifecycle.py.
  *
  * <p>Arguments: stream, record count, then KPL options as name=value.
  */
