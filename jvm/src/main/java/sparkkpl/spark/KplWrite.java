@@ -3,28 +3,19 @@ package sparkkpl.spark;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
-import org.apache.spark.sql.connector.write.DataWriterFactory;
-import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
-import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.SparkUiMetrics;
-import sparkkpl.metrics.WriteResults;
-import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
 
 /**
- * One write: as a batch, tasks send records through their executor's producer and the driver adds up
- * what they report; as a stream, {@link KplStreamingWrite} does the same per micro-batch.
+ * One write, before Spark says how it runs: as a batch ({@link KplBatchWrite}) or as a stream
+ * ({@link KplStreamingWrite}), micro-batch by micro-batch.
  */
 final class KplWrite implements Write {
-    private static final Logger LOG = LoggerFactory.getLogger(KplWrite.class);
-
     private static final String COMMITTED_BATCHES_DIR = "kpl-sink";
     private static final String DEFAULT_CHECKPOINT_ROOT = "spark.sql.streaming.checkpointLocation";
 
@@ -63,7 +54,7 @@ final class KplWrite implements Write {
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
         StreamLook look = StreamLook.perWrite();
-        return new Batch(look, look.described(plan, config));
+        return new KplBatchWrite(look, look.described(plan, config));
     }
 
     @Override
@@ -92,38 +83,5 @@ final class KplWrite implements Write {
                 + "checkpoint: set .option(\"checkpointLocation\", ...) on writeStream, or " + DEFAULT_CHECKPOINT_ROOT);
         }
         return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.writeId();
-    }
-
-    /** A batch write, with its stream described once, before its tasks. */
-    private static final class Batch implements BatchWrite {
-        private final StreamLook look;
-        private final WritePlan plan;
-
-        Batch(StreamLook look, WritePlan plan) {
-            this.look = look;
-            this.plan = plan;
-        }
-
-        @Override
-        public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-            return new KplWriterFactory(plan);
-        }
-
-        /** Every task has committed, so every record they added was acknowledged by Kinesis. */
-        @Override
-        public void commit(WriterCommitMessage[] messages) {
-            WriteSummary total = WriteSummary.sum(messages);
-            look.confirmUnchanged(plan, total.streamsMet());
-            LOG.info("Kinesis write committed: {}", total.toMap());
-            if (plan.options().resultId() != null) {
-                WriteResults.publish(plan.options().resultId(), total);
-            }
-        }
-
-        /** Records already acknowledged stay in Kinesis: a stream cannot take them back (at-least-once). */
-        @Override
-        public void abort(WriterCommitMessage[] messages) {
-            LOG.warn("Kinesis write aborted; records its committed tasks sent remain in the stream");
-        }
     }
 }
