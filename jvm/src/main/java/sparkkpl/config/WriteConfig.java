@@ -180,13 +180,28 @@ public final class WriteConfig {
         }
         ProducerSpec producer = new ProducerSpec(kpl, tasksAggregate, queueLimit, queueLimitBytes,
             value(SinkOption.NATIVE_DIR), idleTimeoutMs, shutdownFlushTimeoutMs, credentials, shownProducerOptions());
-        return new WriteOptions(value(SinkOption.STREAM_NAME), ackTimeoutMs, failOnError,
-            value(SinkOption.DEAD_LETTER_PATH), maxRecordBytes, choice(SinkOption.NULL_DATA, NullData.class),
-            choice(SinkOption.PARTITIONER, Partitioner.class), defaultPartition,
-            choice(SinkOption.RECORD_ID, RecordId.class), value(SinkOption.WRITE_NAME), allowDuplicates, format,
-            value(SinkOption.CHECKPOINT_LOCATION), value(SinkOption.QUERY_NAME), aggregation,
-            tasksAggregate || kplConfig.isAggregationEnabled(), aggregateMaxBytes, value(SinkOption.WRITE_ID),
-            producer, settings(kpl));
+        return new WriteOptions.Builder()
+            .streamName(value(SinkOption.STREAM_NAME))
+            .ackTimeoutMs(ackTimeoutMs)
+            .failOnError(failOnError)
+            .deadLetterPath(value(SinkOption.DEAD_LETTER_PATH))
+            .maxRecordBytes(maxRecordBytes)
+            .nullData(choice(SinkOption.NULL_DATA, NullData.class))
+            .partitioner(choice(SinkOption.PARTITIONER, Partitioner.class))
+            .defaultPartition(defaultPartition)
+            .recordId(choice(SinkOption.RECORD_ID, RecordId.class))
+            .writeName(value(SinkOption.WRITE_NAME))
+            .allowDuplicates(allowDuplicates)
+            .format(format)
+            .checkpointLocation(value(SinkOption.CHECKPOINT_LOCATION))
+            .queryName(value(SinkOption.QUERY_NAME))
+            .aggregation(aggregation)
+            .aggregatesRecords(tasksAggregate || kplConfig.isAggregationEnabled())
+            .aggregateMaxBytes(aggregateMaxBytes)
+            .resultId(value(SinkOption.WRITE_ID))
+            .producer(producer)
+            .settings(settings(kpl))
+            .build();
     }
 
     /**
