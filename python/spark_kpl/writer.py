@@ -90,7 +90,7 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
 
 
 #: The sink's internal option giving a write the result key its writeResult report is read by.
-_RESULT_KEY_OPTION = OPTIONS["WRITE_ID"].name
+_RESULT_KEY_OPTION = OPTIONS["RESULT_KEY"].name
 
 
 def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:

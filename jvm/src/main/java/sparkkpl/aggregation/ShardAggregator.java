@@ -128,10 +128,11 @@ public final class ShardAggregator implements RecordGrouping {
      */
     static final int AGED_SEALS_PER_LOOK = 100;
 
-    private final int maxBytes;
+    /** The largest aggregate, as the KPL counts its own against AggregationMaxSize. */
+    private final int aggregateMaxBytes;
     /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
-    private final long maxRecords;
-    private final long maxRecordBytes;
+    private final long queueLimit;
+    private final long queueLimitBytes;
     private final boolean sinkChoosesKeys;
     /** Which shard each record routes to, by its stream's map. */
     private final ShardRouter router;
@@ -146,18 +147,18 @@ public final class ShardAggregator implements RecordGrouping {
      * @param shardMaps the maps of the producer the task feeds
      * @param queueLimit the producer's cap on records outstanding (queueLimit), which one aggregate stays within
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
-     * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
+     * @param aggregateMaxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
      * @param streams the task's streams as the driver, or for a stream only rows name the JVM, described
      *     them (a stream whose creation time is not known is listed by name alone). Records of a stream
      *     that does not place them by key never come here.
      */
-    public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
+    public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int aggregateMaxBytes,
                            boolean sinkChoosesKeys, RowStreams streams) {
         this.router = new ShardRouter(shardMaps, streams);
-        this.maxBytes = maxBytes;
-        this.maxRecords = queueLimit;
-        this.maxRecordBytes = queueLimitBytes;
+        this.aggregateMaxBytes = aggregateMaxBytes;
+        this.queueLimit = queueLimit;
+        this.queueLimitBytes = queueLimitBytes;
         this.sinkChoosesKeys = sinkChoosesKeys;
     }
 
@@ -178,7 +179,7 @@ public final class ShardAggregator implements RecordGrouping {
         Target target = new Target(record.stream(), shard);
         Open aggregate = open.get(target);
         if (aggregate == null) { // not computeIfAbsent: its lambda would be an object per row
-            aggregate = new Open(maxBytes);
+            aggregate = new Open(aggregateMaxBytes);
             open.put(target, aggregate);
         }
         // Sink-chosen keys: the whole aggregate goes under its first record's key.
@@ -196,7 +197,7 @@ public final class ShardAggregator implements RecordGrouping {
     private boolean tryAdd(Open aggregate, TaskRecord taskRecord, byte[] partitionKey) {
         KinesisRecord record = taskRecord.record();
         if (!aggregate.isEmpty()
-                && (aggregate.count >= maxRecords || aggregate.bytes + taskRecord.size() > maxRecordBytes)) {
+                && (aggregate.count >= queueLimit || aggregate.bytes + taskRecord.size() > queueLimitBytes)) {
             return false;
         }
         // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.

@@ -90,7 +90,7 @@ public enum SinkOption {
     AWS_STS_ENDPOINT("awsStsEndpoint", null,
         "The STS endpoint URI when assuming awsRoleArn (default: STS of the KPL's Region)."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
-    WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
+    RESULT_KEY("sparkkpl.resultKey", null, "Internal: the key spark_kpl.write reads the write's result by.");
 
     public static final String CONF_PREFIX = "spark.kpl.";
 
@@ -151,7 +151,7 @@ public enum SinkOption {
     }
 
     public boolean isInternal() {
-        return this == WRITE_ID;
+        return this == RESULT_KEY;
     }
 
     /**

@@ -198,7 +198,7 @@ public final class WriteConfig {
             .aggregation(aggregation)
             .aggregatesRecords(tasksAggregate || kplConfig.isAggregationEnabled())
             .aggregateMaxBytes(aggregateMaxBytes)
-            .resultId(value(SinkOption.WRITE_ID))
+            .resultKey(value(SinkOption.RESULT_KEY))
             .producer(producer)
             .settings(settings(kpl))
             .build();

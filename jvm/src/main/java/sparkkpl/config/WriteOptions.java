@@ -17,7 +17,7 @@ import java.util.Map;
  * @param queryName optional: the streaming query's name, as Spark passes it on
  * @param aggregatesRecords whether several rows may travel in one Kinesis record: built by the tasks, or by the KPL
  * @param aggregateMaxBytes the largest aggregate a task builds (aggregation=executor)
- * @param resultId optional: set by the Python API to collect the write's result on the driver
+ * @param resultKey optional: set by the Python API, which reads the write's result on the driver by it
  * @param producer what the write's producers are made of
  * @param settings what the write runs with, by config key, secrets masked (logs, the Spark UI, reports)
  */
@@ -25,7 +25,7 @@ public record WriteOptions(String streamName, long ackTimeoutMs, boolean failOnE
                            long maxRecordBytes, NullData nullData, Partitioner partitioner, String defaultPartition,
                            RecordId recordId, String writeName, boolean allowDuplicates, Format format,
                            String checkpointLocation, String queryName, Aggregation aggregation,
-                           boolean aggregatesRecords, int aggregateMaxBytes, String resultId, ProducerSpec producer,
+                           boolean aggregatesRecords, int aggregateMaxBytes, String resultKey, ProducerSpec producer,
                            Map<String, String> settings) implements Serializable {
 
     /** With aggregation=executor: the task builds the aggregates, the KPL sends each as one record. */
@@ -58,7 +58,7 @@ public record WriteOptions(String streamName, long ackTimeoutMs, boolean failOnE
         private Aggregation aggregation;
         private boolean aggregatesRecords;
         private int aggregateMaxBytes;
-        private String resultId;
+        private String resultKey;
         private ProducerSpec producer;
         private Map<String, String> settings;
 
@@ -147,8 +147,8 @@ public record WriteOptions(String streamName, long ackTimeoutMs, boolean failOnE
             return this;
         }
 
-        Builder resultId(String value) {
-            resultId = value;
+        Builder resultKey(String value) {
+            resultKey = value;
             return this;
         }
 
@@ -165,7 +165,7 @@ public record WriteOptions(String streamName, long ackTimeoutMs, boolean failOnE
         WriteOptions build() {
             return new WriteOptions(streamName, ackTimeoutMs, failOnError, deadLetterPath, maxRecordBytes, nullData,
                 partitioner, defaultPartition, recordId, writeName, allowDuplicates, format, checkpointLocation, queryName,
-                aggregation, aggregatesRecords, aggregateMaxBytes, resultId, producer, settings);
+                aggregation, aggregatesRecords, aggregateMaxBytes, resultKey, producer, settings);
         }
     }
 }

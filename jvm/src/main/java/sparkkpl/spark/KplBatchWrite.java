@@ -35,8 +35,8 @@ final class KplBatchWrite implements BatchWrite {
         WriteSummary total = WriteSummary.sum(messages);
         look.confirmUnchanged(plan, total.streamsMet());
         LOG.info("Kinesis write committed: {}", total.toMap());
-        if (plan.options().resultId() != null) {
-            WriteResults.publish(plan.options().resultId(), total);
+        if (plan.options().resultKey() != null) {
+            WriteResults.publish(plan.options().resultKey(), total);
         }
     }
 

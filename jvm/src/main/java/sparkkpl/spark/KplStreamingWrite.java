@@ -51,7 +51,7 @@ final class KplStreamingWrite implements StreamingWrite {
         this.config = config;
         this.committed = committed;
         this.progress = progress;
-        this.look = StreamLook.forQuery(plan.writeId());
+        this.look = StreamLook.forQuery(plan.queryId());
         String name = plan.options().queryName();
         this.query = name != null ? "query '" + name + "'" : "the query";
     }

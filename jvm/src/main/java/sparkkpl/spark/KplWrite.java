@@ -82,6 +82,6 @@ final class KplWrite implements Write {
             throw new IllegalArgumentException("The kpl sink keeps its committed micro-batches under the query's "
                 + "checkpoint: set .option(\"checkpointLocation\", ...) on writeStream, or " + DEFAULT_CHECKPOINT_ROOT);
         }
-        return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.writeId();
+        return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.queryId();
     }
 }

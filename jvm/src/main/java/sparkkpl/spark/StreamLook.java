@@ -35,7 +35,7 @@ final class StreamLook {
     static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     /**
-     * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
+     * Each streaming query's look, by the query's id: Spark builds a query's write anew
      * for every micro-batch, so the look must outlive it to be reused. A look is forgotten once it is
      * as old as its reuse allows, described or not (a query whose rows name every stream has nothing
      * described), so the map holds only the queries that ran in the last {@link #MICRO_BATCH_REUSE_NANOS}.
@@ -64,15 +64,15 @@ final class StreamLook {
         return new StreamLook(0, System.nanoTime());
     }
 
-    /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
-    static StreamLook forQuery(String writeId) {
-        return forQuery(writeId, System.nanoTime());
+    /** The look of the streaming query of this id, shared by its micro-batches' writes. */
+    static StreamLook forQuery(String queryId) {
+        return forQuery(queryId, System.nanoTime());
     }
 
     /** {@link #forQuery(String)} at {@code now}, as {@link System#nanoTime} gives it. */
-    static StreamLook forQuery(String writeId, long now) {
+    static StreamLook forQuery(String queryId, long now) {
         QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // nothing to reuse there any more
-        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
+        return QUERY_LOOKS.computeIfAbsent(queryId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
     }
 
     private synchronized boolean expired(long now) {

@@ -23,7 +23,7 @@ import sparkkpl.records.RowLayout;
 /**
  * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
  *
- * @param writeId Spark's id of the write: a fresh one per batch write, the query's own (kept in
+ * @param queryId Spark's id of the write ({@code LogicalWriteInfo.queryId}): a fresh one per batch write, the query's own (kept in
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
  * @param streams the streams the driver described for this write (or micro-batch), by name
@@ -34,12 +34,12 @@ import sparkkpl.records.RowLayout;
  *     describe the streams rows name once per look and JVM; null until the driver looked
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                 String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
+                 String queryId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
                  ProducerSpec autoStreamsProducer, String lookId) implements Serializable {
 
     /** This plan with its options fitted to the streams the driver described, and their descriptions. */
     WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
-        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer,
+        return new WritePlan(fitted, layout, format, partitioning, queryId, deadLetters, described, autoStreamsProducer,
             look);
     }
 
@@ -61,7 +61,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         if (options.recordId() != RecordId.PREFIX) {
             return null;
         }
-        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(writeId);
+        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(queryId);
     }
 
     /**
@@ -72,7 +72,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      */
     KplDataWriter newWriter(int partitionId, long taskId, long batchId) {
         DeadLetterFile deadLetterFile = deadLetters == null ? null : new DeadLetterFile(deadLetters,
-            "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
+            "kpl-" + queryId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, options.failOnError(),
             deadLetterFile);
         RecordIdHeader header = recordIdHeader();
