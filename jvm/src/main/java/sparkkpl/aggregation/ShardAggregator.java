@@ -119,10 +119,11 @@ public final class ShardAggregator implements RecordGrouping {
     static final long MAX_BUILDER_BYTES = 2 * MAX_OPEN_BYTES;
 
     /**
-     * About the most aggregates a task seals by age at one look. The KPL costs some 65 core-µs per
+     * About the most aggregates a task seals by age at one look. The KPL costs a fixed amount of CPU per
      * record it takes, whatever its size: sealing an aggregate per shard at every look
-     * (RecordMaxBufferedTime, 100 ms by default) asked it for up to 41,000 records a second per task at
-     * 4,096 shards, each of a few rows, and the sink's rate fell with them. Past this many targets
+     * (RecordMaxBufferedTime) asked it, at thousands of shards, for one record of a few rows per shard
+     * and look, and the sink's rate fell with them (docs/performance.md, "Figures behind the code's
+     * choices"). Past this many targets
      * an aggregate stays open for proportionally more looks, so that a task hands the KPL at most
      * about this many per look by age, and a sparse row waits that much longer in the executor.
      */

@@ -144,7 +144,7 @@ final class StreamLook {
                 + "default) builds aggregates per shard, so the tasks list the shards of stream '" + stream.stream()
                 + "' (the kinesis:ListShards permission), and Kinesis refused: " + e.getMessage() + ". Grant "
                 + "kinesis:ListShards on the stream, or set " + SinkOption.AGGREGATION.optionName() + "=kpl to write "
-                + "without it (the KPL aggregates; about 14 times slower on 100-byte records)", e);
+                + "without it (the KPL aggregates; much slower on small records: docs/performance.md)", e);
         }
     }
 
