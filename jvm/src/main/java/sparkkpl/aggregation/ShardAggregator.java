@@ -17,7 +17,6 @@ import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RowStreams;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.ShardMaps;
-import sparkkpl.kinesis.StreamApi;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
@@ -287,43 +286,20 @@ public final class ShardAggregator implements RecordGrouping {
         return sealed;
     }
 
-    /** How often, and after what pauses, a shard that stored an aggregate is looked for in a new listing. */
-    private static final long[] CHILD_LISTING_PAUSES_MS = {0, 200, 500, 1_000, 2_000};
-
     /**
      * Whether the records of an aggregate stand where Kinesis stored it: every one lies in the storing
-     * shard's range, by a map that knows that shard. A map listed right after a split may not show
-     * the children yet (ListShards is eventually consistent), so the stream is listed again, with
-     * pauses, before the records are declared misplaced and sent again. After the stream went
-     * missing (an attempt met ResourceNotFoundException, or the incarnation the driver described is
-     * no longer found), the map comes from a listing by name: the stream that has the name now.
+     * shard's range, by a map that knows that shard ({@link ShardRouter#storing}).
      */
     @Override
     public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException {
         String stream = record.sent().stream();
-        boolean gone = streamWentMissing;
-        ShardMap map = gone ? null : router.map(stream);
-        for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
-            StreamApi.pause(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
-            try {
-                map = gone ? router.listedByName(stream, map) : router.reload(stream, map);
-            } catch (StreamApi.StreamCallFailed e) {
-                if (gone || !e.notFound()) {
-                    throw e;
-                }
-                gone = true; // the stream the driver described is deleted: another may have its name now
-                map = router.listedByName(stream, null);
-            }
-        }
-        if (gone) {
-            router.forget(stream);
-        }
-        ShardMap.Shard stored = map.shard(storedIn);
+        ShardRouter.Storing storing = router.storing(stream, storedIn, streamWentMissing);
+        ShardMap.Shard stored = storing.shard();
         boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
             .allMatch(inside -> stored.contains(HashKeys.effective(inside.partitionKey(), inside.explicitHashKey())));
         LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} ({}): {}",
             record.count(), record.targetShard(), stream, storedIn,
-            gone ? "after the stream went missing" : "the stream was resharded",
+            storing.streamWentMissing() ? "after the stream went missing" : "the stream was resharded",
             kept ? "every record lies in that shard, so it stands" : "its records are sent again");
         return kept;
     }
