@@ -40,7 +40,7 @@ public enum SinkOption {
     MAX_RECORD_BYTES("maxRecordBytes", String.valueOf(1 << 20),
         "Largest record (data plus partition key, in bytes) sent to Kinesis; a larger row is an undelivered "
             + "record (see failOnError). Kinesis took 1 MiB per record, now up to 10 MiB where the stream allows; "
-            + "at most " + WriteConfig.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
+            + "at most " + KplDerivation.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
     NULL_DATA("nullData", "fail",
         "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
             + "records_skipped).", NullData.class),

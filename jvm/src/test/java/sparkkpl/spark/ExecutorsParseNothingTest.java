@@ -25,7 +25,9 @@ public class ExecutorsParseNothingTest {
     /** The classes of the spark package that are shipped to or run on executors. */
     private static final Set<String> EXECUTOR_SPARK_CLASSES = Set.of(
         "KplDataWriter", "WritePlan", "KplWriterFactory", "SinkTaskFailedException");
-    private static final List<String> PARSER = List.of("sparkkpl/config/WriteConfig", "sparkkpl/config/SinkOption");
+    private static final List<String> PARSER = List.of("sparkkpl/config/WriteConfig", "sparkkpl/config/GivenOptions",
+        "sparkkpl/config/OptionRules", "sparkkpl/config/KplDerivation", "sparkkpl/config/AutoStreams",
+        "sparkkpl/config/ShownSettings", "sparkkpl/config/SinkOption");
 
     @Test
     public void noExecutorSideClassReachesTheParserOrTheOptionTable() throws IOException {
