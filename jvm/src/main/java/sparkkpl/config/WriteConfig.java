@@ -13,17 +13,14 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
  * {@link ShownSettings}'.
  */
 public final class WriteConfig {
-    /** The options and KPL properties given. */
-    private final GivenOptions given;
-    /** KPL properties the sink sets for what the driver learnt of the streams (the AUTO variant). */
-    private final TreeMap<String, String> learntKpl;
     /** Every option's value, parsed once when this is made. */
     private final WriteOptions options;
+    /** The write's values for a stream that places records itself, decided with {@link #options}. */
+    private final AutoStreams autoStreams;
 
-    WriteConfig(GivenOptions given, TreeMap<String, String> learntKpl) {
-        this.given = given;
-        this.learntKpl = learntKpl;
-        this.options = parse();
+    private WriteConfig(GivenOptions given) {
+        this.options = parse(given, new TreeMap<>());
+        this.autoStreams = AutoStreams.of(given, options);
     }
 
     /** The write's values, as its tasks and commit read them. */
@@ -39,11 +36,15 @@ public final class WriteConfig {
     public static WriteConfig resolve(Map<String, String> sparkConf, Map<String, String> options) {
         GivenOptions given = GivenOptions.gather(sparkConf, options);
         OptionRules.refuseSinkOwnedKplProperties(given.kpl());
-        return new WriteConfig(OptionRules.impliedAggregation(given), new TreeMap<>());
+        return new WriteConfig(OptionRules.impliedAggregation(given));
     }
 
-    /** Each option parsed and checked once, the KPL properties completed, into the write's values. */
-    private WriteOptions parse() {
+    /**
+     * Each option parsed and checked once, the KPL properties completed, into the write's values.
+     *
+     * @param learntKpl KPL properties the sink sets for what it knows of the streams (the AUTO variant)
+     */
+    static WriteOptions parse(GivenOptions given, TreeMap<String, String> learntKpl) {
         long queueLimit = given.positiveLong(SinkOption.QUEUE_LIMIT);
         long queueLimitBytes = given.positiveLong(SinkOption.QUEUE_LIMIT_BYTES);
         long ackTimeoutMs = given.positiveLong(SinkOption.ACK_TIMEOUT_MS);
@@ -98,13 +99,23 @@ public final class WriteConfig {
             .build();
     }
 
-    /** {@link AutoStreams#producerFor}: null when the user set RecordDistributionStrategyDefault. */
+    /**
+     * The producer for rows that name a stream which places records itself (AUTO), found by the executors:
+     * one Kinesis record per row, its daemon told the stream is AUTO ({@link AutoStreams}).
+     *
+     * @return null when the user set RecordDistributionStrategyDefault: every row goes as they said
+     */
     public ProducerSpec producerForAutoStreams() {
-        return AutoStreams.producerFor(given, learntKpl);
+        return autoStreams.producer();
     }
 
-    /** {@link AutoStreams#withoutAggregationFor}: refused when the user asked for aggregation. */
-    public WriteConfig withoutAggregationFor(String stream) {
-        return AutoStreams.withoutAggregationFor(stream, given, learntKpl, options);
+    /**
+     * This write's values for a stream that places records itself (record distribution strategy AUTO):
+     * one Kinesis record per row, the KPL's aggregation and shard prediction off ({@link AutoStreams}).
+     *
+     * @throws IllegalArgumentException when the user asked for aggregation, naming the stream and option
+     */
+    public WriteOptions forAutoStream(String stream) {
+        return autoStreams.forStream(stream);
     }
 }

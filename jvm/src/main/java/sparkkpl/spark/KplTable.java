@@ -65,8 +65,9 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     }
 
     /**
-     * The write's one driver step: options and config keys are parsed into values and checked here,
-     * against the session and the rows' columns, before any task.
+     * The write's one resolution: options and config keys are parsed into values and checked here,
+     * against the session and the rows' columns, before any task. The plan of a batch write, or of each
+     * micro-batch, is made from it and the driver's look at the stream ({@link StreamLook}).
      */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
@@ -84,14 +85,13 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
                 + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");
         }
-        // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
-        WritePlan plan = new WritePlan(options, layout, format, Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout),
-            info.queryId(), deadLetterLocation(options), Map.of(),
-            layout.namesStreams() ? resolved.producerForAutoStreams() : null, null);
+        ResolvedWrite write = new ResolvedWrite(resolved, layout, format,
+            Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout), info.queryId(),
+            deadLetterLocation(options), layout.namesStreams() ? resolved.producerForAutoStreams() : null);
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(plan, resolved, progress);
+                return new KplWrite(write, progress);
             }
         };
     }

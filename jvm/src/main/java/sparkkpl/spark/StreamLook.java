@@ -14,7 +14,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.producer.ProducerRegistry;
 import sparkkpl.kinesis.StreamApi;
@@ -228,27 +227,9 @@ final class StreamLook {
         return null;
     }
 
-    /**
-     * {@code plan} for the streams as the driver sees them now: the sink's settings fitted to each, and
-     * their descriptions for the tasks.
-     *
-     * @param config the write's settings as resolved, which the plan's options came from
-     */
-    WritePlan described(WritePlan plan, WriteConfig config) {
-        Look now = describe(plan.options(), plan.listsShards());
-        return plan.described(fitted(config, now.streams()), now.streams(), now.id());
-    }
-
-    /** The write's settings fitted to each described stream (its maximum record size: {@code RecordAssembler}). */
-    private WriteOptions fitted(WriteConfig config, Map<String, StreamDescription> described) {
-        WriteConfig fitted = config;
-        for (StreamDescription stream : described.values()) {
-            if (stream.keysIgnored() && fitted.options().aggregatesRecords()) {
-                fitted = fitted.withoutAggregationFor(stream.stream());
-                LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): the sink sends one "
-                    + "Kinesis record per row to it, not aggregated", stream.stream());
-            }
-        }
-        return fitted.options();
+    /** The plan of {@code write}'s tasks for the streams as the driver sees them now. */
+    WritePlan described(ResolvedWrite write) {
+        Look now = describe(write.options(), write.listsShards());
+        return write.plan(now.streams(), now.id());
     }
 }

@@ -21,8 +21,10 @@ import sparkkpl.records.RecordIdHeader;
 import sparkkpl.records.RowLayout;
 
 /**
- * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
+ * Everything the tasks of one batch write or micro-batch need, resolved and checked on the driver
+ * ({@link ResolvedWrite#plan}) and shipped to executors.
  *
+ * @param options the write's values, fitted to the streams the driver described
  * @param queryId Spark's id of the write ({@code LogicalWriteInfo.queryId}): a fresh one per batch write, the query's own (kept in
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
@@ -31,17 +33,11 @@ import sparkkpl.records.RowLayout;
  *     (AUTO): not aggregated, its daemon told so; null where the user set the KPL's
  *     RecordDistributionStrategyDefault, or rows name no streams
  * @param lookId the driver's look that described {@code streams} ({@code StreamLook}): the executors
- *     describe the streams rows name once per look and JVM; null until the driver looked
+ *     describe the streams rows name once per look and JVM
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
                  String queryId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
                  ProducerSpec autoStreamsProducer, String lookId) implements Serializable {
-
-    /** This plan with its options fitted to the streams the driver described, and their descriptions. */
-    WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
-        return new WritePlan(fitted, layout, format, partitioning, queryId, deadLetters, described, autoStreamsProducer,
-            look);
-    }
 
     /**
      * The producer of rows naming an AUTO stream, when it is not the write's own (the write's own
@@ -49,11 +45,6 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      */
     private ProducerSpec separateAutoStreamsProducer() {
         return autoStreamsProducer == null || autoStreamsProducer.equals(options.producer()) ? null : autoStreamsProducer;
-    }
-
-    /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
-    boolean listsShards() {
-        return options.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
     }
 
     /** The recordId=prefix header maker, or null without one. */
