@@ -65,7 +65,8 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     }
 
     /**
-     * The write's one resolution: options and config keys are parsed into values and checked here,
+     * The write's one resolution: options and config keys are parsed into values (or taken as the
+     * writeSettings report parsed them for spark_kpl.write: {@link ReportedResolutions}) and checked here,
      * against the session and the rows' columns, before any task. The plan of a batch write, or of each
      * micro-batch, is made from it and the driver's look at the stream ({@link StreamLook}).
      */
@@ -75,7 +76,7 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
         Map<String, String> given = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         given.putAll(tableOptions);
         given.putAll(info.options().asCaseSensitiveMap());
-        WriteConfig resolved = WriteConfig.resolve(sessionConf(), given);
+        WriteConfig resolved = ReportedResolutions.take(sessionConf(), given);
         refuseSpeculationUnlessAllowed(resolved.options());
         PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());

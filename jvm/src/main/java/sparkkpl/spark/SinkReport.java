@@ -17,7 +17,6 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.WriteConfig;
 import sparkkpl.metrics.WriteMetric;
 import sparkkpl.metrics.WriteResults;
 import sparkkpl.producer.ProducerRegistry;
@@ -60,7 +59,7 @@ public enum SinkReport {
         @Override
         List<InternalRow> rows(Map<String, String> options) {
             List<InternalRow> rows = new ArrayList<>();
-            WriteConfig.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
+            ReportedResolutions.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
                 rows.add(new GenericInternalRow(new Object[] {text(setting), text(value)})));
             return rows;
         }
