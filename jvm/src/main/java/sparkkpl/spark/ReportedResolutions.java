@@ -4,6 +4,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 
@@ -16,6 +18,7 @@ import sparkkpl.config.WriteConfig;
  */
 final class ReportedResolutions {
     static final int MAX_KEPT = 100;
+    private static final Logger LOG = LoggerFactory.getLogger(ReportedResolutions.class);
 
     /** What a resolution reads: the session's {@code spark.kpl.*} keys, and the options by name in any case. */
     private record Inputs(Map<String, String> confKeys, Map<String, String> options) {
@@ -58,6 +61,13 @@ final class ReportedResolutions {
         Inputs inputs = Inputs.of(sessionConf, options);
         String resultKey = inputs.options().get(SinkOption.RESULT_KEY.optionName());
         Kept kept = resultKey == null ? null : KEPT.remove(resultKey);
-        return kept != null && kept.inputs().equals(inputs) ? kept.config() : WriteConfig.resolve(sessionConf, options);
+        if (kept != null && kept.inputs().equals(inputs)) {
+            return kept.config();
+        }
+        if (kept != null) {
+            LOG.info("Write {}: its options or spark.kpl.* keys changed since its writeSettings report; resolved again",
+                resultKey);
+        }
+        return WriteConfig.resolve(sessionConf, options);
     }
 }
