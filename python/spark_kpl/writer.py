@@ -90,7 +90,7 @@ def _java_options(options: Mapping[str, Any]) -> Dict[str, str]:
 
 
 #: The sink's internal option giving a write the result key its writeResult report is read by.
-_RESULT_KEY_OPTION = OPTIONS["WRITE_ID"].name
+_RESULT_KEY_OPTION = OPTIONS["RESULT_KEY"].name
 
 
 def _report(spark: "SparkSession", report: str, options: Mapping[str, str]) -> List["Row"]:
@@ -153,7 +153,9 @@ def write(
     if stream is not None:
         java_options[_STREAM.name] = stream
     spark = df.sparkSession
-    # As the sink will resolve them, spark.kpl.* keys included; a bad option fails here already.
+    java_options[_RESULT_KEY_OPTION] = str(uuid.uuid4())
+    # The write's own resolution, spark.kpl.* keys included, kept by the JVM for the write under its
+    # result key; a bad option fails here already.
     settings = _resolve(spark, java_options)
     if target_stream is None and _STREAM.config_key not in settings:
         raise WriteRefused("give a stream, or target_stream naming each row's stream, or set the "
@@ -180,11 +182,9 @@ def write(
             raise WriteRefused(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
-    result_key = str(uuid.uuid4())
     with translated_errors():
-        (df.select(*columns).write.format(DATA_SOURCE).options(**java_options).option(_RESULT_KEY_OPTION, result_key)
-         .mode("append").save())
-    (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: result_key})
+        df.select(*columns).write.format(DATA_SOURCE).options(**java_options).mode("append").save()
+    (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: java_options[_RESULT_KEY_OPTION]})
     # Every metric the JVM reports, so that one WriteResult lacks fails here instead of vanishing.
     return WriteResult(**{name: int(figures[name]) for name in METRICS})
 

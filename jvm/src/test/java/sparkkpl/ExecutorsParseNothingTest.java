@@ -30,8 +30,9 @@ public class ExecutorsParseNothingTest {
         "config.Format", "config.NullData", "config.Partitioner", "config.ProducerSpec", "config.RecordId",
         "config.WriteOptions", "spark.KplDataWriter", "spark.WritePlan", "spark.KplWriterFactory",
         "spark.SinkTaskFailedException");
-    /** The parser and the option table. */
-    private static final Set<String> PARSER = Set.of("config.WriteConfig", "config.SinkOption");
+    /** The parser (WriteConfig and the parts it resolves with) and the option table. */
+    private static final Set<String> PARSER = Set.of("config.WriteConfig", "config.GivenOptions", "config.OptionRules",
+        "config.KplDerivation", "config.AutoStreams", "config.ShownSettings", "config.SinkOption");
     /** What builds a KinesisProducerConfiguration from the KPL's property strings, through its setters. */
     private static final Set<String> KPL_PROPERTY_PARSING = Set.of("config.KplProperties.toConfiguration",
         "config.ProducerSpec.kplConfiguration", "config.ProducerSpec.producerConfiguration");

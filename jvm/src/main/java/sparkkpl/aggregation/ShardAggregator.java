@@ -13,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.controlplane.RowStreams;
 import sparkkpl.controlplane.ShardMaps;
-import sparkkpl.controlplane.StreamCallFailed;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
@@ -21,7 +20,6 @@ import sparkkpl.kinesis.ShardMap;
 import sparkkpl.producer.KplRecord;
 import sparkkpl.producer.RecordGrouping;
 import sparkkpl.producer.TaskRecord;
-import sparkkpl.util.Durations;
 
 /**
  * Groups one task's records into aggregates that a KCL consumer never drops: every sub-record of an
@@ -120,19 +118,21 @@ public final class ShardAggregator implements RecordGrouping {
     static final long MAX_BUILDER_BYTES = 2 * MAX_OPEN_BYTES;
 
     /**
-     * About the most aggregates a task seals by age at one look. The KPL costs some 65 core-µs per
+     * About the most aggregates a task seals by age at one look. The KPL costs a fixed amount of CPU per
      * record it takes, whatever its size: sealing an aggregate per shard at every look
-     * (RecordMaxBufferedTime, 100 ms by default) asked it for up to 41,000 records a second per task at
-     * 4,096 shards, each of a few rows, and the sink's rate fell with them. Past this many targets
+     * (RecordMaxBufferedTime) asked it, at thousands of shards, for one record of a few rows per shard
+     * and look, and the sink's rate fell with them (docs/performance.md, "Figures behind the code's
+     * choices"). Past this many targets
      * an aggregate stays open for proportionally more looks, so that a task hands the KPL at most
      * about this many per look by age, and a sparse row waits that much longer in the executor.
      */
     static final int AGED_SEALS_PER_LOOK = 100;
 
-    private final int maxBytes;
+    /** The largest aggregate, as the KPL counts its own against AggregationMaxSize. */
+    private final int aggregateMaxBytes;
     /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
-    private final long maxRecords;
-    private final long maxRecordBytes;
+    private final long queueLimit;
+    private final long queueLimitBytes;
     private final boolean sinkChoosesKeys;
     /** Which shard each record routes to, by its stream's map. */
     private final ShardRouter router;
@@ -147,18 +147,18 @@ public final class ShardAggregator implements RecordGrouping {
      * @param shardMaps the maps of the producer the task feeds
      * @param queueLimit the producer's cap on records outstanding (queueLimit), which one aggregate stays within
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
-     * @param maxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
+     * @param aggregateMaxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
      * @param streams the task's streams as the driver, or for a stream only rows name the JVM, described
      *     them (a stream whose creation time is not known is listed by name alone). Records of a stream
      *     that does not place them by key never come here.
      */
-    public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int maxBytes,
+    public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int aggregateMaxBytes,
                            boolean sinkChoosesKeys, RowStreams streams) {
         this.router = new ShardRouter(shardMaps, streams);
-        this.maxBytes = maxBytes;
-        this.maxRecords = queueLimit;
-        this.maxRecordBytes = queueLimitBytes;
+        this.aggregateMaxBytes = aggregateMaxBytes;
+        this.queueLimit = queueLimit;
+        this.queueLimitBytes = queueLimitBytes;
         this.sinkChoosesKeys = sinkChoosesKeys;
     }
 
@@ -179,7 +179,7 @@ public final class ShardAggregator implements RecordGrouping {
         Target target = new Target(record.stream(), shard);
         Open aggregate = open.get(target);
         if (aggregate == null) { // not computeIfAbsent: its lambda would be an object per row
-            aggregate = new Open(maxBytes);
+            aggregate = new Open(aggregateMaxBytes);
             open.put(target, aggregate);
         }
         // Sink-chosen keys: the whole aggregate goes under its first record's key.
@@ -197,7 +197,7 @@ public final class ShardAggregator implements RecordGrouping {
     private boolean tryAdd(Open aggregate, TaskRecord taskRecord, byte[] partitionKey) {
         KinesisRecord record = taskRecord.record();
         if (!aggregate.isEmpty()
-                && (aggregate.count >= maxRecords || aggregate.bytes + taskRecord.size() > maxRecordBytes)) {
+                && (aggregate.count >= queueLimit || aggregate.bytes + taskRecord.size() > queueLimitBytes)) {
             return false;
         }
         // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.
@@ -286,43 +286,20 @@ public final class ShardAggregator implements RecordGrouping {
         return sealed;
     }
 
-    /** How often, and after what pauses, a shard that stored an aggregate is looked for in a new listing. */
-    private static final long[] CHILD_LISTING_PAUSES_MS = {0, 200, 500, 1_000, 2_000};
-
     /**
      * Whether the records of an aggregate stand where Kinesis stored it: every one lies in the storing
-     * shard's range, by a map that knows that shard. A map listed right after a split may not show
-     * the children yet (ListShards is eventually consistent), so the stream is listed again, with
-     * pauses, before the records are declared misplaced and sent again. After the stream went
-     * missing (an attempt met ResourceNotFoundException, or the incarnation the driver described is
-     * no longer found), the map comes from a listing by name: the stream that has the name now.
+     * shard's range, by a map that knows that shard ({@link ShardRouter#storing}).
      */
     @Override
     public boolean keptWhereStored(KplRecord record, String storedIn, boolean streamWentMissing) throws IOException {
         String stream = record.sent().stream();
-        boolean gone = streamWentMissing;
-        ShardMap map = gone ? null : router.map(stream);
-        for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
-            Durations.sleep(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
-            try {
-                map = gone ? router.listedByName(stream, map) : router.reload(stream, map);
-            } catch (StreamCallFailed e) {
-                if (gone || !e.notFound()) {
-                    throw e;
-                }
-                gone = true; // the stream the driver described is deleted: another may have its name now
-                map = router.listedByName(stream, null);
-            }
-        }
-        if (gone) {
-            router.forget(stream);
-        }
-        ShardMap.Shard stored = map.shard(storedIn);
+        ShardRouter.Storing storing = router.storing(stream, storedIn, streamWentMissing);
+        ShardMap.Shard stored = storing.shard();
         boolean kept = stored != null && record.carried().stream().map(TaskRecord::record)
             .allMatch(inside -> stored.contains(HashKeys.effective(inside.partitionKey(), inside.explicitHashKey())));
         LOG.warn("Kinesis stored an aggregate of {} records for shard {} of stream '{}' in shard {} ({}): {}",
             record.count(), record.targetShard(), stream, storedIn,
-            gone ? "after the stream went missing" : "the stream was resharded",
+            storing.streamWentMissing() ? "after the stream went missing" : "the stream was resharded",
             kept ? "every record lies in that shard, so it stands" : "its records are sent again");
         return kept;
     }

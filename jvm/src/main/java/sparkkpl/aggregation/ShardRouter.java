@@ -9,16 +9,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.controlplane.RowStreams;
 import sparkkpl.controlplane.ShardMaps;
+import sparkkpl.controlplane.StreamCallFailed;
 import sparkkpl.kinesis.HashKey;
 import sparkkpl.kinesis.HashKeys;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.ShardMap;
+import sparkkpl.util.Durations;
 
 /**
  * Which shard a task's record routes to, by the shard map of the incarnation of its stream the task
  * knows: one map per stream for the task, taken from the JVM's maps when first needed and listed again
  * when it has aged, was retired, or holds no open shard for a key. A stream the task cannot list is
- * given up for the task: its records go without a shard. Not thread-safe: one task, one thread.
+ * given up for the task: its records go without a shard. After a reshard or a stream gone missing, it
+ * finds the shard that stored a record by listing again. Not thread-safe: one task, one thread.
  */
 final class ShardRouter {
     private static final Logger LOG = LoggerFactory.getLogger(ShardRouter.class);
@@ -81,20 +84,52 @@ final class ShardRouter {
         return null;
     }
 
-    /** The map this task routes the stream by, or null if it has none. */
-    ShardMap map(String stream) {
-        return maps.get(stream);
+    /** How often, and after what pauses, a shard that stored an aggregate is looked for in a new listing. */
+    private static final long[] CHILD_LISTING_PAUSES_MS = {0, 200, 500, 1_000, 2_000};
+
+    /**
+     * The shard that stored a record, as a map that knows it shows it (null if none does), and whether
+     * the stream went missing meanwhile (the map then shows the stream that has the name now).
+     */
+    record Storing(ShardMap.Shard shard, boolean streamWentMissing) {}
+
+    /**
+     * Shard {@code storedIn} of the stream, by a map that knows it. A map listed right after a split may
+     * not show the children yet (ListShards is eventually consistent), so the stream is listed again, with
+     * pauses, before the shard is declared unknown. After the stream went missing (an attempt met
+     * ResourceNotFoundException, or the incarnation the driver described is no longer found), the map
+     * comes from a listing by name, and this task stops routing the stream ({@link #forget}).
+     */
+    Storing storing(String stream, String storedIn, boolean streamWentMissing) throws IOException {
+        boolean gone = streamWentMissing;
+        ShardMap map = gone ? null : maps.get(stream);
+        for (int i = 0; (map == null || map.shard(storedIn) == null) && i < CHILD_LISTING_PAUSES_MS.length; i++) {
+            Durations.sleep(CHILD_LISTING_PAUSES_MS[i], "listing shards again");
+            try {
+                map = gone ? listedByName(stream, map) : reload(stream, map);
+            } catch (StreamCallFailed e) {
+                if (gone || !e.notFound()) {
+                    throw e;
+                }
+                gone = true; // the stream the driver described is deleted: another may have its name now
+                map = listedByName(stream, null);
+            }
+        }
+        if (gone) {
+            forget(stream);
+        }
+        return new Storing(map.shard(storedIn), gone);
     }
 
     /** A map of the stream listed after {@code stale} (by this task or another), for this task from now on. */
-    ShardMap reload(String stream, ShardMap stale) throws IOException {
+    private ShardMap reload(String stream, ShardMap stale) throws IOException {
         ShardMap fresh = shardMaps.listedAfter(stream, createdOf(stream), stale);
         maps.put(stream, fresh);
         return fresh;
     }
 
     /** A map of whichever stream has the name now, listed after {@code stale}: after the described one went missing. */
-    ShardMap listedByName(String stream, ShardMap stale) throws IOException {
+    private ShardMap listedByName(String stream, ShardMap stale) throws IOException {
         return shardMaps.listedAfter(stream, null, stale);
     }
 
@@ -102,7 +137,7 @@ final class ShardRouter {
      * Stops routing a stream that went missing: its map is retired for every task of the JVM (it may
      * describe a deleted stream), and this task sends the stream's records without a shard.
      */
-    void forget(String stream) {
+    private void forget(String stream) {
         ShardMap stale = maps.remove(stream);
         if (stale != null) {
             stale.retire();

@@ -14,7 +14,7 @@ final class AwsCredentials {
     /**
      * @throws IllegalArgumentException naming the option missing, contradictory, ignored or unknown
      */
-    static CredentialSource source(WriteConfig config) {
+    static CredentialSource source(GivenOptions config) {
         String keyId = config.value(SinkOption.AWS_ACCESS_KEY_ID);
         String secret = config.value(SinkOption.AWS_SECRET_ACCESS_KEY);
         if ((keyId == null) != (secret == null)) {

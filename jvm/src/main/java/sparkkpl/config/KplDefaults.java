@@ -53,7 +53,7 @@ public final class KplDefaults {
         // sends what arrives meanwhile as if Kinesis placed it (aggregates without their explicit hash
         // key, stored in the wrong shard). The driver's look (or, for a stream only rows name, the
         // executor's) has the answer; an AUTO stream's producer carries it as a property
-        // (WriteConfig.withoutAggregationFor, producerForAutoStreams), every other stream places by key.
+        // (AutoStreams), every other stream places by key.
         if (!given.contains(DISTRIBUTION_DEFAULT)) {
             kpl.setRecordDistributionStrategyDefault(RecordDistributionStrategyDefault.USER_PARTITION_KEY);
         }

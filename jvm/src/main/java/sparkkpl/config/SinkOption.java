@@ -40,7 +40,7 @@ public enum SinkOption {
     MAX_RECORD_BYTES("maxRecordBytes", String.valueOf(1 << 20),
         "Largest record (data plus partition key, in bytes) sent to Kinesis; a larger row is an undelivered "
             + "record (see failOnError). Kinesis took 1 MiB per record, now up to 10 MiB where the stream allows; "
-            + "at most " + WriteConfig.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
+            + "at most " + KplDerivation.KPL_MAX_RECORD_BYTES + ", the KPL's own limit."),
     NULL_DATA("nullData", "fail",
         "What a row whose data is null does: fail (an undelivered record, see failOnError) or skip (counted as "
             + "records_skipped).", NullData.class),
@@ -90,7 +90,7 @@ public enum SinkOption {
     AWS_STS_ENDPOINT("awsStsEndpoint", null,
         "The STS endpoint URI when assuming awsRoleArn (default: STS of the KPL's Region)."),
     /** Set by the Python API to collect this write's result on the driver; not for users. */
-    WRITE_ID("sparkkpl.writeId", null, "Internal: identifies one write for spark_kpl.write's result.");
+    RESULT_KEY("sparkkpl.resultKey", null, "Internal: the key spark_kpl.write reads the write's result by.");
 
     public static final String CONF_PREFIX = "spark.kpl.";
 
@@ -151,7 +151,7 @@ public enum SinkOption {
     }
 
     public boolean isInternal() {
-        return this == WRITE_ID;
+        return this == RESULT_KEY;
     }
 
     /**

@@ -14,7 +14,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.kinesis.StreamDescription;
 
@@ -28,22 +27,24 @@ import sparkkpl.kinesis.StreamDescription;
  * Kinesis allows the call 20 times a second per account.
  */
 public final class StreamLook {
-    /**
-     * What a look reads of a write's plan, and the plan it makes of it ({@code spark.WritePlan}).
-     *
-     * @param <P> the plan's own type, which {@link #described} returns
-     */
-    public interface Plan<P extends Plan<P>> {
+    /** What a look reads of a write as the driver resolved it, and the plan of its tasks it makes ({@code spark.ResolvedWrite}). */
+    public interface Resolved<P extends Plan> {
+        /** The write's own values, before any stream is described. */
         WriteOptions options();
-
-        /** The streams the driver described for the plan, by name. */
-        Map<String, StreamDescription> streams();
 
         /** Whether the tasks list the shards of the streams they write. */
         boolean listsShards();
 
-        /** This plan with its options fitted to the streams described, their descriptions, and the look's id. */
-        P described(WriteOptions fitted, Map<String, StreamDescription> described, String lookId);
+        /** The plan of the tasks for the streams the driver described (none when rows name every stream), and the look's id. */
+        P plan(Map<String, StreamDescription> streams, String lookId);
+    }
+
+    /** What the commit check reads of the plan the tasks ran ({@code spark.WritePlan}). */
+    public interface Plan {
+        WriteOptions options();
+
+        /** The streams the driver described for the plan, by name. */
+        Map<String, StreamDescription> streams();
 
         /** What the write fails with when {@code stream}, described as created at {@code created}, was created again. */
         RuntimeException recreated(String stream, String created);
@@ -54,7 +55,7 @@ public final class StreamLook {
     public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     /**
-     * Each streaming query's look, by its write id (the query's id): Spark builds a query's write anew
+     * Each streaming query's look, by the query's id: Spark builds a query's write anew
      * for every micro-batch, so the look must outlive it to be reused. A look is forgotten once it is
      * as old as its reuse allows, described or not (a query whose rows name every stream has nothing
      * described), so the map holds only the queries that ran in the last {@link #MICRO_BATCH_REUSE_NANOS}.
@@ -83,15 +84,15 @@ public final class StreamLook {
         return new StreamLook(0, System.nanoTime());
     }
 
-    /** The look of the streaming query of this write id, shared by its micro-batches' writes. */
-    public static StreamLook forQuery(String writeId) {
-        return forQuery(writeId, System.nanoTime());
+    /** The look of the streaming query of this id, shared by its micro-batches' writes. */
+    public static StreamLook forQuery(String queryId) {
+        return forQuery(queryId, System.nanoTime());
     }
 
     /** {@link #forQuery(String)} at {@code now}, as {@link System#nanoTime} gives it. */
-    static StreamLook forQuery(String writeId, long now) {
+    static StreamLook forQuery(String queryId, long now) {
         QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // nothing to reuse there any more
-        return QUERY_LOOKS.computeIfAbsent(writeId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
+        return QUERY_LOOKS.computeIfAbsent(queryId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
     }
 
     private synchronized boolean expired(long now) {
@@ -163,7 +164,7 @@ public final class StreamLook {
                 + "default) builds aggregates per shard, so the tasks list the shards of stream '" + stream.stream()
                 + "' (the kinesis:ListShards permission), and Kinesis refused: " + e.getMessage() + ". Grant "
                 + "kinesis:ListShards on the stream, or set " + SinkOption.AGGREGATION.optionName() + "=kpl to write "
-                + "without it (the KPL aggregates; about 14 times slower on 100-byte records)", e);
+                + "without it (the KPL aggregates; much slower on small records: docs/performance.md)", e);
         }
     }
 
@@ -187,7 +188,7 @@ public final class StreamLook {
      * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
      * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
-    public void confirmUnchanged(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+    public void confirmUnchanged(Plan plan, Collection<StreamDescription> metByTasks) {
         RuntimeException recreated = recreatedIn(plan, metByTasks);
         if (recreated != null) {
             forget();
@@ -197,7 +198,7 @@ public final class StreamLook {
     }
 
     /** The failure of a stream created again during the write, or null when each is still the one described. */
-    private static RuntimeException recreatedIn(Plan<?> plan, Collection<StreamDescription> metByTasks) {
+    private static RuntimeException recreatedIn(Plan plan, Collection<StreamDescription> metByTasks) {
         Map<String, StreamDescription> described = new HashMap<>(plan.streams());
         for (StreamDescription met : metByTasks) {
             StreamDescription other = described.putIfAbsent(met.stream(), met);
@@ -248,27 +249,9 @@ public final class StreamLook {
         return null;
     }
 
-    /**
-     * {@code plan} for the streams as the driver sees them now: the sink's settings fitted to each, and
-     * their descriptions for the tasks.
-     *
-     * @param config the write's settings as resolved, which the plan's options came from
-     */
-    public <P extends Plan<P>> P described(P plan, WriteConfig config) {
-        Look now = describe(plan.options(), plan.listsShards());
-        return plan.described(fitted(config, now.streams()), now.streams(), now.id());
-    }
-
-    /** The write's settings fitted to each described stream (its maximum record size: {@code RecordAssembler}). */
-    private WriteOptions fitted(WriteConfig config, Map<String, StreamDescription> described) {
-        WriteConfig fitted = config;
-        for (StreamDescription stream : described.values()) {
-            if (stream.keysIgnored() && fitted.options().aggregatesRecords()) {
-                fitted = fitted.withoutAggregationFor(stream.stream());
-                LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): the sink sends one "
-                    + "Kinesis record per row to it, not aggregated", stream.stream());
-            }
-        }
-        return fitted.options();
+    /** The plan of {@code write}'s tasks for the streams as the driver sees them now. */
+    public <P extends Plan> P described(Resolved<P> write) {
+        Look now = describe(write.options(), write.listsShards());
+        return write.plan(now.streams(), now.id());
     }
 }

@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * Keeps a committed write's summary on the driver, by the result key spark_kpl.write gave it (option
- * sparkkpl.writeId), until its writeResult report is read: at once, by the thread whose save() returned.
+ * sparkkpl.resultKey), until its writeResult report is read: at once, by the thread whose save() returned.
  * A result never read (the caller gone between the two, or a key set by hand) would stay for the
  * driver's life, so past {@link #MAX_UNREAD} the oldest go: far more writes than a driver commits at once.
  */

@@ -257,8 +257,8 @@ public final class TaskAcks {
      * producer failed one of them (the task fails then: see {@link #throwIfProducerFailed}), flushing again
      * after 1, 2, 4 ... ms (then every {@value #MAX_REFLUSH_MS} ms) meanwhile. The KPL's flush only
      * reaches records its aggregator has already handed on; records still on their way through the
-     * daemon's pipeline would otherwise wait out RecordMaxBufferedTime (measured: 2,000 tasks of 10
-     * rows took 75 s with one flush, 22 s flushing again).
+     * daemon's pipeline would otherwise wait out RecordMaxBufferedTime, which many small tasks pay one
+     * after the other (docs/performance.md, "Figures behind the code's choices").
      *
      * <p>It returns early, with false, when Kinesis stored an aggregate of the task's in a shard
      * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.

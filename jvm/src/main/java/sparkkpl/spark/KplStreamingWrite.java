@@ -14,7 +14,6 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sparkkpl.config.WriteConfig;
 import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.WriteSummary;
@@ -33,9 +32,8 @@ final class KplStreamingWrite implements StreamingWrite {
     /** Writes micro-batches' markers while the driver checks their stream. */
     private static final ExecutorService BATCH_LOG = OffTaskThread.newPool("spark-kpl-batch-log");
 
-    private final WritePlan plan;
-    /** The query's settings as resolved: each micro-batch's plan is fitted from them to its streams. */
-    private final WriteConfig config;
+    /** The query's write as resolved: each micro-batch's plan is made from it and the stream's look. */
+    private final ResolvedWrite write;
     private final CommittedBatches committed;
     private final StreamLook look;
     /** The query's figures for its progress reports, which each committed micro-batch adds to. */
@@ -47,13 +45,12 @@ final class KplStreamingWrite implements StreamingWrite {
     /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
     private long planningNanos;
 
-    KplStreamingWrite(WritePlan plan, WriteConfig config, CommittedBatches committed, ProgressFigures progress) {
-        this.plan = plan;
-        this.config = config;
+    KplStreamingWrite(ResolvedWrite write, CommittedBatches committed, ProgressFigures progress) {
+        this.write = write;
         this.committed = committed;
         this.progress = progress;
-        this.look = StreamLook.forQuery(plan.writeId());
-        String name = plan.options().queryName();
+        this.look = StreamLook.forQuery(write.queryId());
+        String name = write.options().queryName();
         this.query = name != null ? "query '" + name + "'" : "the query";
     }
 
@@ -65,7 +62,7 @@ final class KplStreamingWrite implements StreamingWrite {
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         long started = System.nanoTime();
         try {
-            current = look.described(plan, config);
+            current = look.described(write);
             Factory factory = new Factory(current, committed.last());
             planningNanos = System.nanoTime() - started;
             return factory;

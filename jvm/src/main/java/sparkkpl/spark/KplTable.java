@@ -19,6 +19,7 @@ import scala.collection.Iterator;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
+import sparkkpl.controlplane.StreamLook;
 import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.records.Partitioning;
@@ -65,8 +66,10 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     }
 
     /**
-     * The write's one driver step: options and config keys are parsed into values and checked here,
-     * against the session and the rows' columns, before any task.
+     * The write's one resolution: options and config keys are parsed into values (or taken as the
+     * writeSettings report parsed them for spark_kpl.write: {@link ReportedResolutions}) and checked here,
+     * against the session and the rows' columns, before any task. The plan of a batch write, or of each
+     * micro-batch, is made from it and the driver's look at the stream ({@link StreamLook}).
      */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
@@ -74,7 +77,7 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
         Map<String, String> given = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         given.putAll(tableOptions);
         given.putAll(info.options().asCaseSensitiveMap());
-        WriteConfig resolved = WriteConfig.resolve(sessionConf(), given);
+        WriteConfig resolved = ReportedResolutions.take(sessionConf(), given);
         refuseSpeculationUnlessAllowed(resolved.options());
         PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
         RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
@@ -84,14 +87,13 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
                 + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
                 + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");
         }
-        // Not described yet: a batch write describes its stream once, a streaming query per micro-batch.
-        WritePlan plan = new WritePlan(options, layout, format, Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout),
-            info.queryId(), deadLetterLocation(options), Map.of(),
-            layout.namesStreams() ? resolved.producerForAutoStreams() : null, null);
+        ResolvedWrite write = new ResolvedWrite(resolved, layout, format,
+            Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout), info.queryId(),
+            deadLetterLocation(options), layout.namesStreams() ? resolved.producerForAutoStreams() : null);
         return new WriteBuilder() {
             @Override
             public Write build() {
-                return new KplWrite(plan, resolved, progress);
+                return new KplWrite(write, progress);
             }
         };
     }

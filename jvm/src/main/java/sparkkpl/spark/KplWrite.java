@@ -3,48 +3,36 @@ package sparkkpl.spark;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
-import org.apache.spark.sql.connector.write.DataWriterFactory;
-import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
-import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
 import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.metrics.SparkUiMetrics;
-import sparkkpl.metrics.WriteResults;
-import sparkkpl.metrics.WriteSummary;
 import sparkkpl.streaming.CommittedBatches;
 
 /**
- * One write: as a batch, tasks send records through their executor's producer and the driver adds up
- * what they report; as a stream, {@link KplStreamingWrite} does the same per micro-batch.
+ * One write, before Spark says how it runs: as a batch ({@link KplBatchWrite}) or as a stream
+ * ({@link KplStreamingWrite}), micro-batch by micro-batch.
  */
 final class KplWrite implements Write {
-    private static final Logger LOG = LoggerFactory.getLogger(KplWrite.class);
-
     private static final String COMMITTED_BATCHES_DIR = "kpl-sink";
     private static final String DEFAULT_CHECKPOINT_ROOT = "spark.sql.streaming.checkpointLocation";
 
-    private final WritePlan plan;
-    /** The write's settings as resolved: each micro-batch's plan is fitted from them to its streams. */
-    private final WriteConfig config;
+    /** The write as resolved: the batch's plan, or each micro-batch's, is made from it and the stream's look. */
+    private final ResolvedWrite write;
     /** Where a streaming query's micro-batches leave their figures for its progress reports. */
     private final ProgressFigures progress;
 
-    KplWrite(WritePlan plan, WriteConfig config, ProgressFigures progress) {
-        this.plan = plan;
-        this.config = config;
+    KplWrite(ResolvedWrite write, ProgressFigures progress) {
+        this.write = write;
         this.progress = progress;
     }
 
     /** Secrets masked (WriteOptions.toString); shown in the plan, so in the Spark UI's SQL tab. */
     @Override
     public String description() {
-        return "Kinesis (KPL) " + plan.options();
+        return "Kinesis (KPL) " + write.options();
     }
 
     @Override
@@ -59,22 +47,22 @@ final class KplWrite implements Write {
 
     @Override
     public BatchWrite toBatch() {
-        if (plan.options().checkpointLocation() != null) {
+        if (write.options().checkpointLocation() != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.CHECKPOINT_LOCATION.optionName() + "' is for "
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
         StreamLook look = StreamLook.perWrite();
-        return new Batch(look, look.described(plan, config));
+        return new KplBatchWrite(look, look.described(write));
     }
 
     @Override
     public StreamingWrite toStreaming() {
-        if (plan.options().writeName() != null) {
+        if (write.options().writeName() != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' is for batch writes "
                 + "(df.write, also inside foreachBatch): a streaming query names its records by its own id, which its "
                 + "checkpoint keeps");
         }
-        return new KplStreamingWrite(plan, config, new CommittedBatches(committedBatchesDirectory(),
+        return new KplStreamingWrite(write, new CommittedBatches(committedBatchesDirectory(),
             SparkSession.active().sparkContext().hadoopConfiguration()), progress);
     }
 
@@ -83,7 +71,7 @@ final class KplWrite implements Write {
      * session's default checkpoint root, named by the query id, which the checkpoint keeps.
      */
     private String committedBatchesDirectory() {
-        String checkpoint = plan.options().checkpointLocation();
+        String checkpoint = write.options().checkpointLocation();
         if (checkpoint != null) {
             return checkpoint + "/" + COMMITTED_BATCHES_DIR;
         }
@@ -92,39 +80,6 @@ final class KplWrite implements Write {
             throw new IllegalArgumentException("The kpl sink keeps its committed micro-batches under the query's "
                 + "checkpoint: set .option(\"checkpointLocation\", ...) on writeStream, or " + DEFAULT_CHECKPOINT_ROOT);
         }
-        return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + plan.writeId();
-    }
-
-    /** A batch write, with its stream described once, before its tasks. */
-    private static final class Batch implements BatchWrite {
-        private final StreamLook look;
-        private final WritePlan plan;
-
-        Batch(StreamLook look, WritePlan plan) {
-            this.look = look;
-            this.plan = plan;
-        }
-
-        @Override
-        public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-            return new KplWriterFactory(plan);
-        }
-
-        /** Every task has committed, so every record they added was acknowledged by Kinesis. */
-        @Override
-        public void commit(WriterCommitMessage[] messages) {
-            WriteSummary total = WriteSummary.sum(messages);
-            look.confirmUnchanged(plan, total.streamsMet());
-            LOG.info("Kinesis write committed: {}", total.toMap());
-            if (plan.options().resultId() != null) {
-                WriteResults.publish(plan.options().resultId(), total);
-            }
-        }
-
-        /** Records already acknowledged stay in Kinesis: a stream cannot take them back (at-least-once). */
-        @Override
-        public void abort(WriterCommitMessage[] messages) {
-            LOG.warn("Kinesis write aborted; records its committed tasks sent remain in the stream");
-        }
+        return root.get() + "/" + COMMITTED_BATCHES_DIR + "-" + write.queryId();
     }
 }

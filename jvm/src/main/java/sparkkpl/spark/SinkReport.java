@@ -15,7 +15,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
-import sparkkpl.config.WriteConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sparkkpl.metrics.WriteMetric;
 import sparkkpl.metrics.WriteResults;
 import sparkkpl.producer.ProducerRegistry;
@@ -26,7 +27,7 @@ import sparkkpl.producer.ProducerRegistry;
  * settings on any session, a Spark Connect session included, where Python cannot call the JVM.
  */
 public enum SinkReport {
-    /** One row of a write's figures, by the result key the write was given (option {@code writeId}); read once. */
+    /** One row of a write's figures, by the result key the write was given (option {@code resultKey}); read once. */
     WRITE_RESULT("writeResult") {
         @Override
         StructType schema() {
@@ -39,7 +40,7 @@ public enum SinkReport {
 
         @Override
         List<InternalRow> rows(Map<String, String> options) {
-            String resultKey = new CaseInsensitiveStringMap(options).get(RESULT_KEY_OPTION);
+            String resultKey = resultKey(new CaseInsensitiveStringMap(options));
             if (resultKey == null) {
                 throw new IllegalArgumentException("Option 'report'=writeResult needs the option '" + RESULT_KEY_OPTION
                     + "', the result key the write was given");
@@ -58,7 +59,7 @@ public enum SinkReport {
         @Override
         List<InternalRow> rows(Map<String, String> options) {
             List<InternalRow> rows = new ArrayList<>();
-            WriteConfig.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
+            ReportedResolutions.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
                 rows.add(new GenericInternalRow(new Object[] {text(setting), text(value)})));
             return rows;
         }
@@ -71,8 +72,11 @@ public enum SinkReport {
 
     /** The read option naming the report. */
     public static final String OPTION = "report";
-    /** writeResult's option: the result key the write was given (its internal option {@code sparkkpl.writeId}). */
-    public static final String RESULT_KEY_OPTION = "writeId";
+    /** writeResult's option: the result key the write was given (its internal option {@code sparkkpl.resultKey}). */
+    public static final String RESULT_KEY_OPTION = "resultKey";
+    /** What {@link #RESULT_KEY_OPTION} was called up to 0.2.0, still taken with a warning. */
+    private static final String DEPRECATED_RESULT_KEY_OPTION = "writeId";
+    private static final Logger LOG = LoggerFactory.getLogger(SinkReport.class);
 
     private final String optionValue;
     /** For a per-producer report: the type of its values, and its rows. */
@@ -127,6 +131,17 @@ public enum SinkReport {
         }
         throw new IllegalArgumentException("Option 'report': expected one of " + String.join(", ", names)
             + ", got '" + wanted + "'");
+    }
+
+    /** writeResult's result key, under its name or the deprecated one. */
+    private static String resultKey(CaseInsensitiveStringMap options) {
+        String resultKey = options.get(RESULT_KEY_OPTION);
+        if (resultKey == null && options.containsKey(DEPRECATED_RESULT_KEY_OPTION)) {
+            LOG.warn("Option '{}' of report={} is deprecated: name it '{}'", DEPRECATED_RESULT_KEY_OPTION,
+                WRITE_RESULT.optionValue, RESULT_KEY_OPTION);
+            resultKey = options.get(DEPRECATED_RESULT_KEY_OPTION);
+        }
+        return resultKey;
     }
 
     /** The read's options as given, less {@code report} itself. */

@@ -22,9 +22,11 @@ import sparkkpl.records.RecordIdHeader;
 import sparkkpl.records.RowLayout;
 
 /**
- * Everything one write's tasks need, resolved and checked on the driver and shipped to executors.
+ * Everything the tasks of one batch write or micro-batch need, resolved and checked on the driver
+ * ({@link ResolvedWrite#plan}) and shipped to executors.
  *
- * @param writeId Spark's id of the write: a fresh one per batch write, the query's own (kept in
+ * @param options the write's values, fitted to the streams the driver described
+ * @param queryId Spark's id of the write ({@code LogicalWriteInfo.queryId}): a fresh one per batch write, the query's own (kept in
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
  * @param streams the streams the driver described for this write (or micro-batch), by name
@@ -32,18 +34,11 @@ import sparkkpl.records.RowLayout;
  *     (AUTO): not aggregated, its daemon told so; null where the user set the KPL's
  *     RecordDistributionStrategyDefault, or rows name no streams
  * @param lookId the driver's look that described {@code streams} ({@code StreamLook}): the executors
- *     describe the streams rows name once per look and JVM; null until the driver looked
+ *     describe the streams rows name once per look and JVM
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                 String writeId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
-                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable, StreamLook.Plan<WritePlan> {
-
-    /** This plan with its options fitted to the streams the driver described, and their descriptions. */
-    @Override
-    public WritePlan described(WriteOptions fitted, Map<String, StreamDescription> described, String look) {
-        return new WritePlan(fitted, layout, format, partitioning, writeId, deadLetters, described, autoStreamsProducer,
-            look);
-    }
+                 String queryId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
+                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable, StreamLook.Plan {
 
     /**
      * The producer of rows naming an AUTO stream, when it is not the write's own (the write's own
@@ -51,12 +46,6 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      */
     private ProducerSpec separateAutoStreamsProducer() {
         return autoStreamsProducer == null || autoStreamsProducer.equals(options.producer()) ? null : autoStreamsProducer;
-    }
-
-    /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
-    @Override
-    public boolean listsShards() {
-        return options.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
     }
 
     @Override
@@ -69,7 +58,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         if (options.recordId() != RecordId.PREFIX) {
             return null;
         }
-        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(writeId);
+        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(queryId);
     }
 
     /**
@@ -80,7 +69,7 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      */
     KplDataWriter newWriter(int partitionId, long taskId, long batchId) {
         DeadLetterFile deadLetterFile = deadLetters == null ? null : new DeadLetterFile(deadLetters,
-            "kpl-" + writeId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
+            "kpl-" + queryId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
         FailedRecords failures = new FailedRecords(partitionId, options.failOnError(),
             deadLetterFile);
         RecordIdHeader header = recordIdHeader();

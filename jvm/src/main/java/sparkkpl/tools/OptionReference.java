@@ -1,10 +1,10 @@
 package sparkkpl.tools;
 
 import java.util.Optional;
-import sparkkpl.config.KplProperties;
 import sparkkpl.config.KplDefaults;
+import sparkkpl.config.KplDerivation;
+import sparkkpl.config.KplProperties;
 import sparkkpl.config.SinkOption;
-import sparkkpl.config.WriteConfig;
 
 /**
  * Writes the option reference from the option declarations themselves, so the docs cannot drift:
@@ -72,7 +72,7 @@ public final class OptionReference {
                 out.append("# Unless given, the sink sets this to ").append(KplDefaults.SHOWN.get(name))
                     .append("; the value below is the KPL's own default.\n");
             }
-            if (WriteConfig.KPL_AGGREGATION_SHAPERS.contains(name)) {
+            if (KplDerivation.KPL_AGGREGATION_SHAPERS.contains(name)) {
                 out.append("# Set at any value, this makes an unset ").append(SinkOption.CONF_PREFIX)
                     .append(SinkOption.AGGREGATION.optionName()).append(" mean aggregation=kpl: every row one KPL user ")
                     .append("record, many times the work per row of aggregation=executor (docs/aggregation.md).\n");

@@ -66,7 +66,7 @@ public class WriteConfigTest {
     public void theDaemonIsToldHowTheStreamPlacesRecordsUnlessTheUserSaid() {
         assertEquals(RecordDistributionStrategyDefault.USER_PARTITION_KEY,
             producer().producerConfiguration().getRecordDistributionStrategyDefault());
-        assertEquals(RecordDistributionStrategyDefault.AUTO, TestConfigs.config().withoutAggregationFor("s").options()
+        assertEquals(RecordDistributionStrategyDefault.AUTO, TestConfigs.config().forAutoStream("s")
             .producer().producerConfiguration().getRecordDistributionStrategyDefault());
         KinesisProducerConfiguration autoStreams = TestConfigs.config().producerForAutoStreams().producerConfiguration();
         assertEquals(RecordDistributionStrategyDefault.AUTO, autoStreams.getRecordDistributionStrategyDefault());

@@ -1,0 +1,71 @@
+package sparkkpl.config;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration;
+import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
+import sparkkpl.kinesis.KinesisRecord;
+
+/**
+ * The KPL properties the sink derives from its own options: the record size it checks, the KPL's
+ * aggregation as the tasks' aggregates need it, the largest aggregate, and what a stream that places
+ * records itself (AUTO) needs.
+ */
+public final class KplDerivation {
+    /** KinesisProducerConfiguration.setMaxUserRecordSize accepts up to 10 MiB (KPL 1.0.6+). */
+    static final long KPL_MAX_RECORD_BYTES = 10L << 20;
+    /** ... and no less than 64 bytes. */
+    private static final long KPL_MIN_RECORD_BYTES = 64;
+    static final String KPL_MAX_RECORD_SIZE = KplProperties.MAX_USER_RECORD_SIZE;
+    static final String KPL_AGGREGATION_ENABLED = "AggregationEnabled";
+    private static final String KPL_AGGREGATION_MAX_COUNT = "AggregationMaxCount";
+    /** The KPL properties whose presence makes an unset aggregation mode kpl: the user shapes the KPL's own. */
+    public static final Set<String> KPL_AGGREGATION_SHAPERS = Set.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
+    /** The KPL properties the sink sets for aggregation=executor, so refuses from the user. */
+    static final List<String> EXECUTOR_AGGREGATION_PROPERTIES = List.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
+    private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
+    static final String KPL_DISTRIBUTION_DEFAULT = KplDefaults.DISTRIBUTION_DEFAULT;
+
+    private KplDerivation() {}
+
+    /** The KPL refuses data over its own limit (1 MiB by default): raised to the sink's. */
+    static void setMaxRecordSize(TreeMap<String, String> kpl, long maxRecordBytes) {
+        kpl.put(KPL_MAX_RECORD_SIZE, String.valueOf(Math.max(KPL_MIN_RECORD_BYTES, maxRecordBytes)));
+    }
+
+    /**
+     * Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a count of
+     * one keeps it from packing the sink's aggregates into aggregates of aggregates.
+     */
+    static void setForExecutorAggregation(TreeMap<String, String> kpl) {
+        kpl.put(KPL_AGGREGATION_ENABLED, "true");
+        kpl.put(KPL_AGGREGATION_MAX_COUNT, "1");
+    }
+
+    /** One Kinesis record per row, the KPL told the streams are AUTO unless the user said. */
+    static void setForAutoStreams(TreeMap<String, String> learnt, GivenOptions given) {
+        learnt.put(KPL_AGGREGATION_ENABLED, "false");
+        if (!given.givenKpl(KPL_DISTRIBUTION_DEFAULT)) {
+            learnt.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.AUTO.name());
+        }
+    }
+
+    /**
+     * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default
+     * (51,200) or what fits one Kinesis record if smaller, since every aggregate is one record to the KPL.
+     */
+    static int aggregateMaxBytes(GivenOptions given, KinesisProducerConfiguration kplConfig, long maxRecordBytes) {
+        long size = kplConfig.getAggregationMaxSize();
+        return (int) (given.givenKpl(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, largestAggregate(maxRecordBytes)));
+    }
+
+    /**
+     * The most bytes an aggregate may have (counted as the KPL counts AggregationMaxSize) so that
+     * Kinesis takes it: Kinesis counts a record's data plus its partition key, and an aggregate
+     * travels under its own one-byte key.
+     */
+    static long largestAggregate(long maxRecordBytes) {
+        return maxRecordBytes - KinesisRecord.AGGREGATE_PARTITION_KEY.length(); // ASCII: one byte a character
+    }
+}
