@@ -31,8 +31,12 @@ def machine(jar: Path) -> Dict[str, Any]:
 
 
 def distribution_version(dist: str) -> str:
-    from importlib.metadata import version
-    return version(dist)
+    """The installed version, or "not installed" (a benchmark that does not run it still reports)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: Dict[str, str], heap: str,
