@@ -63,8 +63,10 @@ final class KplStreamingWrite implements StreamingWrite {
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         long started = System.nanoTime();
+        sparkkpl.util.Timeline.mark("D plan.start");
         try {
             current = look.described(plan, config);
+            sparkkpl.util.Timeline.mark("D plan.end");
             Factory factory = new Factory(current, committed.last());
             planningNanos = System.nanoTime() - started;
             return factory;
@@ -85,12 +87,14 @@ final class KplStreamingWrite implements StreamingWrite {
      */
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
+        sparkkpl.util.Timeline.mark("D commit.start");
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
         CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
             () -> prepareMarker(batchId), BATCH_LOG);
         look.confirmUnchanged(current, total.streamsMet());
         long checked = System.nanoTime();
+        sparkkpl.util.Timeline.mark("D check.end");
         try {
             CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);
             if (prepared != null) {
@@ -102,6 +106,7 @@ final class KplStreamingWrite implements StreamingWrite {
             throw batchLogFailed(batchId, e);
         }
         progress.committed(total);
+        sparkkpl.util.Timeline.mark("D commit.end");
         if (LOG.isInfoEnabled()) {
             LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
                 + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
