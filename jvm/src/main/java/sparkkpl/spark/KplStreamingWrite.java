@@ -45,6 +45,13 @@ final class KplStreamingWrite implements StreamingWrite {
     private final String query;
     /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
     private long planningNanos;
+    /**
+     * The marker of the batch after the last committed one, written (not published) while the tasks of the
+     * micro-batch being written run: that batch is almost always the one that commits next.
+     */
+    private EarlyMarker nextMarker;
+
+    private record EarlyMarker(long batchId, CompletableFuture<CommittedBatches.Prepared> prepared) {}
 
     KplStreamingWrite(WritePlan plan, WriteConfig config, CommittedBatches committed, ProgressFigures progress) {
         this.plan = plan;
@@ -67,7 +74,9 @@ final class KplStreamingWrite implements StreamingWrite {
         try {
             current = look.described(plan, config);
             sparkkpl.util.Timeline.mark("D plan.end");
-            Factory factory = new Factory(current, committed.last());
+            long last = committed.last();
+            Factory factory = new Factory(current, last);
+            nextMarker = new EarlyMarker(last + 1, CompletableFuture.supplyAsync(() -> prepareMarker(last + 1), BATCH_LOG));
             planningNanos = System.nanoTime() - started;
             return factory;
         } catch (IOException e) {
@@ -82,7 +91,8 @@ final class KplStreamingWrite implements StreamingWrite {
 
     /**
      * Every task committed, so Kinesis acknowledged every record: the stream is checked (it must be the
-     * one described) while the batch's marker is written under a temporary name, which is published only
+     * one described), and the batch's marker, written under a temporary name while the tasks ran (or
+     * now, during the check, for a batch other than the one after the last committed), is published only
      * if the check passed; the two took a round trip and a synced file write one after the other.
      */
     @Override
@@ -90,8 +100,7 @@ final class KplStreamingWrite implements StreamingWrite {
         sparkkpl.util.Timeline.mark("D commit.start");
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
-        CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
-            () -> prepareMarker(batchId), BATCH_LOG);
+        CompletableFuture<CommittedBatches.Prepared> marker = markerOf(batchId);
         look.confirmUnchanged(current, total.streamsMet());
         long checked = System.nanoTime();
         sparkkpl.util.Timeline.mark("D check.end");
@@ -112,6 +121,16 @@ final class KplStreamingWrite implements StreamingWrite {
                 + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
                 ms(System.nanoTime() - checked));
         }
+    }
+
+    /** The batch's marker, being written: the one written while its tasks ran if that is this batch's. */
+    private CompletableFuture<CommittedBatches.Prepared> markerOf(long batchId) {
+        EarlyMarker early = nextMarker;
+        nextMarker = null;
+        if (early != null && early.batchId() == batchId) {
+            return early.prepared();
+        }
+        return CompletableFuture.supplyAsync(() -> prepareMarker(batchId), BATCH_LOG);
     }
 
     /** The batch's marker, written but not published; null for a batch already recorded (a replay). */
