@@ -196,14 +196,7 @@ public final class TaskAcks {
         }
     }
 
-    public volatile long firstAnswerAt;
-    public volatile long lastAnswerAt;
-
     private synchronized void completed(int succeededNow, int failedNow, long bytes) {
-        lastAnswerAt = System.nanoTime();
-        if (firstAnswerAt == 0) {
-            firstAnswerAt = lastAnswerAt;
-        }
         succeeded += succeededNow;
         failed += failedNow;
         bytesSucceeded += bytes;
@@ -282,7 +275,6 @@ public final class TaskAcks {
             // By the clock, not per wake-up: every acknowledgement wakes the task, and the daemon's flush
             // visits every shard it has met, so a flush each time made a commit cost shards squared.
             if (System.nanoTime() - nextFlush >= 0) {
-                sparkkpl.util.Timeline.mark("T flush." + pauseMs);
                 flush.run();
                 nextFlush = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs);
                 pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS);

@@ -188,7 +188,6 @@ public final class TaskFeed {
             TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         send(feeds);
-        sparkkpl.util.Timeline.mark("T sent");
         Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flush());
         while (!feeds.get(0).acks.awaitAll(flushAll, msUntil(deadline))) {
             for (TaskFeed feed : feeds) {

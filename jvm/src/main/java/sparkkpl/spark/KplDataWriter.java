@@ -69,7 +69,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private long firstRowAt;
     /** How long the task took to get its producer. */
     private long acquireNanos;
-    private long lastRowAt;
 
     KplDataWriter(int partitionId, WriteOptions options, RecordAssembler assembler, FailedRecords failures,
                   Function<ShardMaps, RecordGrouping> groupingFor, RowStreams rowStreams,
@@ -103,7 +102,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
                 + partitionId + "; the rows before it may still reach Kinesis");
         }
         rowNumber++;
-        lastRowAt = System.nanoTime();
         handleKinesisFailures();
         KinesisRecord record;
         try {
@@ -118,7 +116,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         if (producer == null) {
             firstRowAt = System.nanoTime();
-            sparkkpl.util.Timeline.mark("T" + partitionId + " row.first");
             startFeed();
             acquireNanos = System.nanoTime() - firstRowAt;
         }
@@ -231,8 +228,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     }
 
     private WriterCommitMessage commitTask() throws IOException {
-        sparkkpl.util.Timeline.markAt("T" + partitionId + " row.last", lastRowAt);
-        sparkkpl.util.Timeline.mark("T" + partitionId + " commit.start");
         if (feed != null) {
             long started = System.nanoTime();
             inFeed("waiting for Kinesis to acknowledge the task's records", () -> TaskFeed.finish(feeds(), timeoutMs));
@@ -245,11 +240,6 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         handleKinesisFailures();
         failures.commit();
         committed = true;
-        if (acks.firstAnswerAt != 0) {
-            sparkkpl.util.Timeline.markAt("T" + partitionId + " ack.first", acks.firstAnswerAt);
-            sparkkpl.util.Timeline.markAt("T" + partitionId + " ack.last", acks.lastAnswerAt);
-        }
-        sparkkpl.util.Timeline.mark("T" + partitionId + " commit.end");
         return summary();
     }
 

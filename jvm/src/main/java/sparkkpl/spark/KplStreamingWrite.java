@@ -70,10 +70,8 @@ final class KplStreamingWrite implements StreamingWrite {
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         long started = System.nanoTime();
-        sparkkpl.util.Timeline.mark("D plan.start");
         try {
             current = look.described(plan, config);
-            sparkkpl.util.Timeline.mark("D plan.end");
             long last = committed.last();
             Factory factory = new Factory(current, last);
             nextMarker = new EarlyMarker(last + 1, CompletableFuture.supplyAsync(() -> prepareMarker(last + 1), BATCH_LOG));
@@ -97,13 +95,11 @@ final class KplStreamingWrite implements StreamingWrite {
      */
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
-        sparkkpl.util.Timeline.mark("D commit.start");
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
         CompletableFuture<CommittedBatches.Prepared> marker = markerOf(batchId);
         look.confirmUnchanged(current, total.streamsMet());
         long checked = System.nanoTime();
-        sparkkpl.util.Timeline.mark("D check.end");
         try {
             CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);
             if (prepared != null) {
@@ -115,7 +111,6 @@ final class KplStreamingWrite implements StreamingWrite {
             throw batchLogFailed(batchId, e);
         }
         progress.committed(total);
-        sparkkpl.util.Timeline.mark("D commit.end");
         if (LOG.isInfoEnabled()) {
             LOG.info("Kinesis micro-batch {} of {} committed: {} (planned in {} ms; at commit, stream checked in {} ms, "
                 + "batch recorded {} ms later)", batchId, query, total.toMap(), ms(planningNanos), ms(checked - started),
