@@ -22,7 +22,8 @@ import sparkkpl.kinesis.StreamDescription;
  * {@code DescribeStreamSummary}: which incarnation of the stream the tasks list the shards of, whether
  * Kinesis places its records itself (AUTO), and the largest record it takes. Once per batch write;
  * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos},
- * or a stream it stands on was created again since (one ListShards per stream and micro-batch).
+ * or a stream it stands on was created again since (one ListShards per stream and micro-batch, unless
+ * the last micro-batch's commit confirmed them within {@link #CONFIRMED_REUSE_NANOS}).
  * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
  * Kinesis allows the call 20 times a second per account.
  */
@@ -53,6 +54,13 @@ public final class StreamLook {
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
     public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /**
+     * How long the streams a micro-batch's commit confirmed stand for the next micro-batch without
+     * another ListShards: back-to-back micro-batches would otherwise pay a round trip before their
+     * tasks for what the last commit has just checked. A stream created again within that time fails
+     * the micro-batch at its own commit (StreamRecreated), as one created again while it runs always did.
+     */
+    static final long CONFIRMED_REUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
      * Each streaming query's look, by the query's id: Spark builds a query's write anew
@@ -68,10 +76,22 @@ public final class StreamLook {
      */
     private record Look(Map<String, StreamDescription> streams, String id, long atNanos) {}
 
+    /** The streams a commit found unchanged, and when its check began (what it proves holds from then back). */
+    record Confirmed(Set<StreamDescription> streams, long atNanos) {
+        static final Confirmed NONE = new Confirmed(Set.of(), Long.MIN_VALUE);
+
+        /** Whether these streams were all confirmed less than {@link #CONFIRMED_REUSE_NANOS} before {@code now}. */
+        boolean covers(Set<StreamDescription> standingOn, long now) {
+            return this != NONE && now - atNanos < CONFIRMED_REUSE_NANOS && streams.containsAll(standingOn);
+        }
+    }
+
     private final long reuseNanos;
     private Look last;
     /** The streams rows named in the last micro-batch confirmed, as its tasks met them. */
     private Set<StreamDescription> lastMet = Set.of();
+    /** What the last micro-batch's commit confirmed. */
+    private Confirmed confirmed = Confirmed.NONE;
     /** When the look was made: it expires from then until it has a look of its own. */
     private final long madeAt;
 
@@ -111,7 +131,7 @@ public final class StreamLook {
         Optional<String> stream = Optional.ofNullable(options.streamName());
         if (last != null && System.nanoTime() - last.atNanos() < reuseNanos
                 && stream.map(last.streams()::containsKey).orElse(last.streams().isEmpty())
-                && firstGone(options, lastChecked()) == null) {
+                && standsUnchanged(options)) {
             return last;
         }
         if (stream.isEmpty()) {
@@ -136,6 +156,12 @@ public final class StreamLook {
         } catch (Credentials.Unavailable e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    /** Whether the streams the last look stands on are still the ones described: confirmed lately, or checked now. */
+    private boolean standsUnchanged(WriteOptions options) {
+        Set<StreamDescription> standingOn = lastChecked();
+        return confirmed.covers(standingOn, System.nanoTime()) || firstGone(options, standingOn) == null;
     }
 
     /**
@@ -189,34 +215,42 @@ public final class StreamLook {
      * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
     public void confirmUnchanged(Plan plan, Collection<StreamDescription> metByTasks) {
-        RuntimeException recreated = recreatedIn(plan, metByTasks);
+        long checkBegan = System.nanoTime();
+        Map<String, StreamDescription> checked = new HashMap<>(plan.streams());
+        RuntimeException recreated = recreatedIn(plan, checked, metByTasks);
         if (recreated != null) {
             forget();
             throw recreated;
         }
-        remember(metByTasks);
+        remember(metByTasks, new Confirmed(Set.copyOf(checked.values()), checkBegan));
     }
 
-    /** The failure of a stream created again during the write, or null when each is still the one described. */
-    private static RuntimeException recreatedIn(Plan plan, Collection<StreamDescription> metByTasks) {
-        Map<String, StreamDescription> described = new HashMap<>(plan.streams());
+    /**
+     * The failure of a stream created again during the write, or null when each is still the one described.
+     *
+     * @param checked the streams the driver described; the streams only rows named are added to it
+     */
+    private static RuntimeException recreatedIn(Plan plan, Map<String, StreamDescription> checked,
+                                                Collection<StreamDescription> metByTasks) {
         for (StreamDescription met : metByTasks) {
-            StreamDescription other = described.putIfAbsent(met.stream(), met);
+            StreamDescription other = checked.putIfAbsent(met.stream(), met);
             if (other != null && other.created() != null && !other.created().equals(met.created())) {
                 return plan.recreated(met.stream(), oldest(other.created(), met.created()));
             }
         }
-        StreamDescription gone = firstGone(plan.options(), described.values());
+        StreamDescription gone = firstGone(plan.options(), checked.values());
         return gone == null ? null : plan.recreated(gone.stream(), gone.created());
     }
 
     private synchronized void forget() {
         last = null;
         lastMet = Set.of();
+        confirmed = Confirmed.NONE;
     }
 
-    private synchronized void remember(Collection<StreamDescription> metByTasks) {
+    private synchronized void remember(Collection<StreamDescription> metByTasks, Confirmed unchanged) {
         lastMet = Set.copyOf(metByTasks);
+        confirmed = unchanged;
     }
 
     /** The earlier of two creation times, the one the write began on. */

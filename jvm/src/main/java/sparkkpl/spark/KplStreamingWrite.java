@@ -44,6 +44,13 @@ final class KplStreamingWrite implements StreamingWrite {
     private final String query;
     /** How long the driver took to plan the micro-batch being written, for its commit's log line. */
     private long planningNanos;
+    /**
+     * The marker of the batch after the last committed one, written (not published) while the tasks of the
+     * micro-batch being written run: that batch is almost always the one that commits next.
+     */
+    private EarlyMarker nextMarker;
+
+    private record EarlyMarker(long batchId, CompletableFuture<CommittedBatches.Prepared> prepared) {}
 
     KplStreamingWrite(ResolvedWrite write, CommittedBatches committed, ProgressFigures progress) {
         this.write = write;
@@ -63,7 +70,9 @@ final class KplStreamingWrite implements StreamingWrite {
         long started = System.nanoTime();
         try {
             current = look.described(write);
-            Factory factory = new Factory(current, committed.last());
+            long last = committed.last();
+            Factory factory = new Factory(current, last);
+            nextMarker = new EarlyMarker(last + 1, CompletableFuture.supplyAsync(() -> prepareMarker(last + 1), BATCH_LOG));
             planningNanos = System.nanoTime() - started;
             return factory;
         } catch (IOException e) {
@@ -78,15 +87,15 @@ final class KplStreamingWrite implements StreamingWrite {
 
     /**
      * Every task committed, so Kinesis acknowledged every record: the stream is checked (it must be the
-     * one described) while the batch's marker is written under a temporary name, which is published only
+     * one described), and the batch's marker, written under a temporary name while the tasks ran (or
+     * now, during the check, for a batch other than the one after the last committed), is published only
      * if the check passed; the two took a round trip and a synced file write one after the other.
      */
     @Override
     public void commit(long batchId, WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
-        CompletableFuture<CommittedBatches.Prepared> marker = CompletableFuture.supplyAsync(
-            () -> prepareMarker(batchId), BATCH_LOG);
+        CompletableFuture<CommittedBatches.Prepared> marker = markerOf(batchId);
         look.confirmUnchanged(current, total.streamsMet());
         long checked = System.nanoTime();
         try {
@@ -105,6 +114,16 @@ final class KplStreamingWrite implements StreamingWrite {
                 + "batch recorded {} ms later)", batchId, query, total.toMap(), Durations.ms(planningNanos),
                 Durations.ms(checked - started), Durations.ms(System.nanoTime() - checked));
         }
+    }
+
+    /** The batch's marker, being written: the one written while its tasks ran if that is this batch's. */
+    private CompletableFuture<CommittedBatches.Prepared> markerOf(long batchId) {
+        EarlyMarker early = nextMarker;
+        nextMarker = null;
+        if (early != null && early.batchId() == batchId) {
+            return early.prepared();
+        }
+        return CompletableFuture.supplyAsync(() -> prepareMarker(batchId), BATCH_LOG);
     }
 
     /** The batch's marker, written but not published; null for a batch already recorded (a replay). */
