@@ -22,8 +22,7 @@ import sparkkpl.kinesis.StreamDescription;
  * {@code DescribeStreamSummary}: which incarnation of the stream the tasks list the shards of, whether
  * Kinesis places its records itself (AUTO), and the largest record it takes. Once per batch write;
  * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos},
- * or a stream it stands on was created again since (one ListShards per stream and micro-batch, unless
- * the last micro-batch's commit confirmed them within {@link #CONFIRMED_REUSE_NANOS}).
+ * or a stream it stands on was created again since (one ListShards per stream and micro-batch).
  * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
  * Kinesis allows the call 20 times a second per account.
  */
@@ -54,13 +53,6 @@ public final class StreamLook {
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
     public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
-    /**
-     * How long the streams a micro-batch's commit confirmed stand for the next micro-batch without
-     * another ListShards: back-to-back micro-batches would otherwise pay a round trip before their
-     * tasks for what the last commit has just checked. A stream created again within that time fails
-     * the micro-batch at its own commit (StreamRecreated), as one created again while it runs always did.
-     */
-    static final long CONFIRMED_REUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
      * Each streaming query's look, by the query's id: Spark builds a query's write anew
@@ -76,22 +68,10 @@ public final class StreamLook {
      */
     private record Look(Map<String, StreamDescription> streams, String id, long atNanos) {}
 
-    /** The streams a commit found unchanged, and when its check began (what it proves holds from then back). */
-    record Confirmed(Set<StreamDescription> streams, long atNanos) {
-        static final Confirmed NONE = new Confirmed(Set.of(), Long.MIN_VALUE);
-
-        /** Whether these streams were all confirmed less than {@link #CONFIRMED_REUSE_NANOS} before {@code now}. */
-        boolean covers(Set<StreamDescription> standingOn, long now) {
-            return this != NONE && now - atNanos < CONFIRMED_REUSE_NANOS && streams.containsAll(standingOn);
-        }
-    }
-
     private final long reuseNanos;
     private Look last;
     /** The streams rows named in the last micro-batch confirmed, as its tasks met them. */
     private Set<StreamDescription> lastMet = Set.of();
-    /** What the last micro-batch's commit confirmed. */
-    private Confirmed confirmed = Confirmed.NONE;
     /** When the look was made: it expires from then until it has a look of its own. */
     private final long madeAt;
 
@@ -131,7 +111,7 @@ public final class StreamLook {
         Optional<String> stream = Optional.ofNullable(options.streamName());
         if (last != null && System.nanoTime() - last.atNanos() < reuseNanos
                 && stream.map(last.streams()::containsKey).orElse(last.streams().isEmpty())
-                && standsUnchanged(options)) {
+                && firstGone(options, lastChecked()) == null) {
             return last;
         }
         if (stream.isEmpty()) {
@@ -156,12 +136,6 @@ public final class StreamLook {
         } catch (Credentials.Unavailable e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
-    }
-
-    /** Whether the streams the last look stands on are still the ones described: confirmed lately, or checked now. */
-    private boolean standsUnchanged(WriteOptions options) {
-        Set<StreamDescription> standingOn = lastChecked();
-        return confirmed.covers(standingOn, System.nanoTime()) || firstGone(options, standingOn) == null;
     }
 
     /**
@@ -215,14 +189,13 @@ public final class StreamLook {
      * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
      */
     public void confirmUnchanged(Plan plan, Collection<StreamDescription> metByTasks) {
-        long checkBegan = System.nanoTime();
         Map<String, StreamDescription> checked = new HashMap<>(plan.streams());
         RuntimeException recreated = recreatedIn(plan, checked, metByTasks);
         if (recreated != null) {
             forget();
             throw recreated;
         }
-        remember(metByTasks, new Confirmed(Set.copyOf(checked.values()), checkBegan));
+        remember(metByTasks);
     }
 
     /**
@@ -245,12 +218,10 @@ public final class StreamLook {
     private synchronized void forget() {
         last = null;
         lastMet = Set.of();
-        confirmed = Confirmed.NONE;
     }
 
-    private synchronized void remember(Collection<StreamDescription> metByTasks, Confirmed unchanged) {
+    private synchronized void remember(Collection<StreamDescription> metByTasks) {
         lastMet = Set.copyOf(metByTasks);
-        confirmed = unchanged;
     }
 
     /** The earlier of two creation times, the one the write began on. */
