@@ -16,8 +16,8 @@ import org.junit.Test;
 /**
  * A write's options are parsed once, on the driver, by {@code config.WriteConfig} into values
  * ({@code WriteOptions}, {@code ProducerSpec}); what runs in a task receives those values and parses
- * nothing: it never reaches the parser or the option table, nor builds the KPL's configuration from
- * its property strings.
+ * nothing: it never reaches the parser or the option table, nor parses the KPL's property strings
+ * (it gets them parsed, as {@code config.KplValues}).
  */
 public class ExecutorsParseNothingTest {
     /** Whole packages whose classes run in tasks, or in the executor JVM below them. */
@@ -27,29 +27,14 @@ public class ExecutorsParseNothingTest {
     private static final Set<String> DRIVER_ONLY = Set.of("controlplane.StreamLook", "controlplane.DriverClients");
     /** The classes of the other packages that are shipped to or run in tasks: the plan's values and the writer. */
     private static final Set<String> TASK_CLASSES = Set.of("config.Aggregation", "config.CredentialSource",
-        "config.Format", "config.NullData", "config.Partitioner", "config.ProducerSpec", "config.RecordId",
+        "config.Format", "config.KplValues", "config.NullData", "config.Partitioner", "config.ProducerSpec", "config.RecordId",
         "config.WriteOptions", "spark.KplDataWriter", "spark.WritePlan", "spark.KplWriterFactory",
         "spark.SinkTaskFailedException");
     /** The parser (WriteConfig and the parts it resolves with) and the option table. */
     private static final Set<String> PARSER = Set.of("config.WriteConfig", "config.GivenOptions", "config.OptionRules",
         "config.KplDerivation", "config.AutoStreams", "config.ShownSettings", "config.SinkOption");
-    /** What builds a KinesisProducerConfiguration from the KPL's property strings, through its setters. */
-    private static final Set<String> KPL_PROPERTY_PARSING = Set.of("config.KplProperties.toConfiguration",
-        "config.ProducerSpec.kplConfiguration", "config.ProducerSpec.producerConfiguration");
-    /**
-     * Not yet: the KPL's configuration object is not serializable, so the driver ships its property
-     * strings in {@code ProducerSpec} and each JVM that starts a producer (or, on the driver, a Kinesis
-     * client) builds the configuration from them again, through the KPL's own setters. And
-     * {@code ProducerSpec} names two config keys by the option table (NATIVE_DIR_KEY, kplKey's prefix).
-     * Both are config's own to change; each entry is "origin -> target".
-     */
-    private static final Set<String> KNOWN_REPARSES = Set.of(
-        "config.ProducerSpec -> config.SinkOption",
-        "config.ProducerSpec -> config.KplProperties.toConfiguration",
-        "config.ProducerSpec -> config.ProducerSpec.kplConfiguration",
-        "config.ProducerSpec -> config.ProducerSpec.producerConfiguration",
-        "controlplane.StreamApi -> config.ProducerSpec.kplConfiguration",
-        "producer.ProducerConfiguration -> config.ProducerSpec.producerConfiguration");
+    /** What parses the KPL's property strings into values, on the driver. */
+    private static final Set<String> KPL_PROPERTY_PARSING = Set.of("config.KplProperties.parsed");
 
     @Test
     public void noTaskSideClassReachesTheParserOrReparsesKplProperties() {
@@ -75,28 +60,24 @@ public class ExecutorsParseNothingTest {
         }
     };
 
-    /** Depend on the parser, or call what parses the KPL's property strings, outside {@link #KNOWN_REPARSES}. */
+    /** Depend on the parser, or call what parses the KPL's property strings. */
     private static ArchCondition<JavaClass> reachTheParser() {
         return new ArchCondition<>("reach the parser or parse KPL property strings") {
             @Override
             public void check(JavaClass javaClass, ConditionEvents events) {
                 for (Dependency dependency : javaClass.getDirectDependenciesFromSelf()) {
                     String target = topLevelName(dependency.getTargetClass());
-                    if (PARSER.contains(target) && isNew(javaClass, target)) {
+                    if (PARSER.contains(target)) {
                         events.add(SimpleConditionEvent.satisfied(dependency, dependency.getDescription()));
                     }
                 }
                 for (JavaAccess<?> access : javaClass.getAccessesFromSelf()) {
                     String target = topLevelName(access.getTargetOwner()) + "." + access.getName();
-                    if (KPL_PROPERTY_PARSING.contains(target) && isNew(javaClass, target)) {
+                    if (KPL_PROPERTY_PARSING.contains(target)) {
                         events.add(SimpleConditionEvent.satisfied(access, access.getDescription()));
                     }
                 }
             }
         };
-    }
-
-    private static boolean isNew(JavaClass origin, String target) {
-        return !KNOWN_REPARSES.contains(topLevelName(origin) + " -> " + target);
     }
 }

@@ -1,9 +1,6 @@
 package sparkkpl.config;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -17,11 +14,6 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
  * setters, so the KPL's own range checks reject a bad value; the error names the property.
  */
 public final class KplProperties {
-    /** Setters that take objects, or that belong to Glue Schema Registry, which the jar leaves out. */
-    private static final Set<String> NOT_PASSED_THROUGH = Set.of(
-        "CredentialsProvider", "MetricsCredentialsProvider", "GlueSchemaRegistryConfiguration",
-        "GlueSchemaRegistryPropertiesFilePath", "GlueSchemaRegistryCredentialsProvider");
-
     /** Set by the sink to match its own option {@code maxRecordBytes}; an error when given. */
     public static final String MAX_USER_RECORD_SIZE = "MaxUserRecordSize";
 
@@ -32,37 +24,14 @@ public final class KplProperties {
      */
     public static final String PROXY_PASSWORD = "ProxyPassword";
 
-    /** Lower-cased name to setter; the setter's own name gives the canonical spelling. */
-    private static final Map<String, Method> SETTERS = findSetters();
-
     /** What a secret shows as wherever settings are logged or shown. */
     public static final String MASK = "***";
 
     private KplProperties() {}
 
-    private static Map<String, Method> findSetters() {
-        Map<String, Method> setters = new TreeMap<>();
-        for (Method method : KinesisProducerConfiguration.class.getMethods()) {
-            String name = method.getName();
-            boolean isSetter = name.startsWith("set") && method.getParameterCount() == 1
-                && !Modifier.isStatic(method.getModifiers());
-            if (!isSetter || NOT_PASSED_THROUGH.contains(name.substring(3))) {
-                continue;
-            }
-            Class<?> type = method.getParameterTypes()[0];
-            boolean simple = type == String.class || type == long.class || type == int.class
-                || type == boolean.class;
-            // ThreadingModel has an enum overload too; the String one is the one users can name.
-            if (simple) {
-                setters.put(name.substring(3).toLowerCase(Locale.ROOT), method);
-            }
-        }
-        return Collections.unmodifiableMap(setters);
-    }
-
     /** The canonical name ("RecordMaxBufferedTime") of a property given in any case, if it is one. */
     public static Optional<String> canonicalName(String name) {
-        Method setter = SETTERS.get(name.toLowerCase(Locale.ROOT));
+        Method setter = KplValues.setter(name);
         return setter == null ? Optional.empty() : Optional.of(setter.getName().substring(3));
     }
 
@@ -76,7 +45,7 @@ public final class KplProperties {
 
     private static Set<String> allNames() {
         Set<String> names = new java.util.TreeSet<>();
-        SETTERS.values().forEach(m -> names.add(m.getName().substring(3)));
+        KplValues.setters().forEach(m -> names.add(m.getName().substring(3)));
         return names;
     }
 
@@ -117,36 +86,30 @@ public final class KplProperties {
     }
 
     /**
-     * Builds a KPL configuration from canonical name to value.
+     * The values of KPL properties given as text by canonical name, each parsed to its setter's type and
+     * checked by the KPL's own setters: once, on the driver.
      *
      * @throws IllegalArgumentException naming the property, for a value of the wrong type or one
      *     the KPL rejects
      */
-    public static KinesisProducerConfiguration toConfiguration(Map<String, String> properties) {
-        KinesisProducerConfiguration config = new KinesisProducerConfiguration();
-        properties.forEach((name, value) -> apply(config, name, value));
-        return config;
+    public static KplValues parsed(Map<String, String> properties) {
+        Map<String, Object> values = new TreeMap<>();
+        properties.forEach((name, value) -> values.put(name, parsed(name, value)));
+        KplValues parsed = new KplValues(values);
+        parsed.configuration();
+        return parsed;
     }
 
-    private static void apply(KinesisProducerConfiguration config, String name, String value) {
-        Method setter = SETTERS.get(name.toLowerCase(Locale.ROOT));
+    private static Object parsed(String name, String value) {
+        Method setter = KplValues.setter(name);
         if (setter == null) {
             throw new IllegalArgumentException("Unknown KPL property '" + name + "'");
         }
         try {
-            setter.invoke(config, parse(setter.getParameterTypes()[0], value));
+            return parse(setter.getParameterTypes()[0], value);
         } catch (IllegalArgumentException e) {
-            throw invalid(name, e);
-        } catch (InvocationTargetException e) {
-            throw invalid(name, e.getCause());
-        } catch (IllegalAccessException e) {
-            throw new IllegalStateException(e);
+            throw new IllegalArgumentException("Invalid value for KPL property '" + name + "': " + e.getMessage(), e);
         }
-    }
-
-    private static IllegalArgumentException invalid(String name, Throwable cause) {
-        return new IllegalArgumentException(
-            "Invalid value for KPL property '" + name + "': " + cause.getMessage(), cause);
     }
 
     private static Object parse(Class<?> type, String value) {

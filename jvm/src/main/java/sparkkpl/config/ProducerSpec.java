@@ -17,11 +17,16 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
  */
 public final class ProducerSpec implements Serializable {
     private static final long serialVersionUID = 1L;
-    /** The config key of the daemon's folder, for errors about it on an executor. */
-    public static final String NATIVE_DIR_KEY = SinkOption.NATIVE_DIR.confKey();
+    /** The option naming the daemon's folder; the option table takes its name from here. */
+    public static final String NATIVE_DIR_OPTION = "nativeDir";
+    /**
+     * Its config key, for errors about it on an executor: a constant, so that tasks do not load the
+     * option table for it.
+     */
+    public static final String NATIVE_DIR_KEY = SinkOption.CONF_PREFIX + NATIVE_DIR_OPTION;
 
-    /** Canonical KPL property name to value: the user's, and those the sink derives from its options. */
-    private final TreeMap<String, String> kplProperties;
+    /** The KPL properties: the user's, and those the sink derives from its options. */
+    private final KplValues kpl;
     /** aggregation=executor: the KPL gets complete aggregates, so only gathers them into calls. */
     private final boolean tasksAggregate;
     private final long queueLimit;
@@ -39,10 +44,10 @@ public final class ProducerSpec implements Serializable {
     /** The pool looks a spec up per task and per shard-map refresh: hash it once. */
     private final int hash;
 
-    ProducerSpec(TreeMap<String, String> kplProperties, boolean tasksAggregate, long queueLimit, long queueLimitBytes,
+    ProducerSpec(KplValues kpl, boolean tasksAggregate, long queueLimit, long queueLimitBytes,
                  String nativeDir, long producerIdleTimeoutMs, long shutdownFlushTimeoutMs, CredentialSource credentials,
                  Map<String, String> shownOptions) {
-        this.kplProperties = new TreeMap<>(kplProperties);
+        this.kpl = kpl;
         this.tasksAggregate = tasksAggregate;
         this.queueLimit = queueLimit;
         this.queueLimitBytes = queueLimitBytes;
@@ -51,21 +56,20 @@ public final class ProducerSpec implements Serializable {
         this.shutdownFlushTimeoutMs = shutdownFlushTimeoutMs;
         this.credentials = credentials;
         this.shownOptions = Collections.unmodifiableMap(new TreeMap<>(shownOptions));
-        KinesisProducerConfiguration kpl = kplConfiguration();
-        this.recordMaxBufferedTimeMs = kpl.getRecordMaxBufferedTime();
+        this.recordMaxBufferedTimeMs = kplConfiguration().getRecordMaxBufferedTime();
         this.recordAnswerTimeoutMs = producerConfiguration().getUserRecordTimeoutInMillis();
-        this.hash = Objects.hash(kplProperties, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, producerIdleTimeoutMs,
+        this.hash = Objects.hash(kpl, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, producerIdleTimeoutMs,
             shutdownFlushTimeoutMs, credentials);
     }
 
     /** The KPL properties as given and derived, by canonical name (credentials included: never log them). */
     public Map<String, String> kplProperties() {
-        return Collections.unmodifiableMap(kplProperties);
+        return kpl.asText();
     }
 
-    /** A fresh KPL configuration built from the properties (validated by the KPL's own setters). */
+    /** A fresh KPL configuration with the properties set (the driver checked them with the KPL's own setters). */
     public KinesisProducerConfiguration kplConfiguration() {
-        return KplProperties.toConfiguration(kplProperties);
+        return kpl.configuration();
     }
 
     /**
@@ -73,12 +77,12 @@ public final class ProducerSpec implements Serializable {
      * properties, and the sink's own choice for those the user did not set ({@link KplDefaults}).
      */
     public KinesisProducerConfiguration producerConfiguration() {
-        return KplDefaults.applied(kplConfiguration(), kplProperties.keySet(), tasksAggregate);
+        return KplDefaults.applied(kplConfiguration(), kpl.names(), tasksAggregate);
     }
 
     /** Whether the user set the KPL's LogLevel: the switch that makes the KPL and its daemon speak. */
     public boolean kplLogsVerbosely() {
-        return kplProperties.containsKey(KplDefaults.LOG_LEVEL);
+        return kpl.isSet(KplDefaults.LOG_LEVEL);
     }
 
     /** Most user records outstanding per producer (queueLimit). */
@@ -138,7 +142,7 @@ public final class ProducerSpec implements Serializable {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof ProducerSpec spec && kplProperties.equals(spec.kplProperties)
+        return other instanceof ProducerSpec spec && kpl.equals(spec.kpl)
             && tasksAggregate == spec.tasksAggregate && queueLimit == spec.queueLimit
             && queueLimitBytes == spec.queueLimitBytes && Objects.equals(nativeDir, spec.nativeDir)
             && producerIdleTimeoutMs == spec.producerIdleTimeoutMs && shutdownFlushTimeoutMs == spec.shutdownFlushTimeoutMs
@@ -154,7 +158,7 @@ public final class ProducerSpec implements Serializable {
     @Override
     public String toString() {
         Map<String, String> shown = new TreeMap<>(shownOptions);
-        kplProperties.forEach((name, value) ->
+        kpl.asText().forEach((name, value) ->
             shown.put(kplKey(name), KplProperties.isSecret(name) ? KplProperties.MASK : value));
         return "ProducerSpec" + shown;
     }

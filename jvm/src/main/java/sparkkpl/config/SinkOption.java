@@ -23,7 +23,7 @@ public enum SinkOption {
     ACK_TIMEOUT_MS("ackTimeoutMs", "600000",
         "How long a task waits at commit for Kinesis to acknowledge its own records before failing "
             + "with the number still outstanding."),
-    NATIVE_DIR("nativeDir", null,
+    NATIVE_DIR(ProducerSpec.NATIVE_DIR_OPTION, null,
         "Per-user folder where the KPL's native daemon is placed (default <java.io.tmpdir>/spark-kpl-<user>; in a YARN container, <$TMPDIR or /tmp>/spark-kpl-<user>)."),
     PRODUCER_IDLE_TIMEOUT_MS("producerIdleTimeoutMs", "60000",
         "How long an executor keeps an unused producer (and its daemon) before closing it."),

@@ -63,7 +63,7 @@ public final class WriteConfig {
         TreeMap<String, String> kpl = given.kpl();
         kpl.putAll(learntKpl);
         KplDerivation.setMaxRecordSize(kpl, maxRecordBytes);
-        KinesisProducerConfiguration kplConfig = KplProperties.toConfiguration(kpl);
+        KinesisProducerConfiguration kplConfig = KplProperties.parsed(kpl).configuration();
         OptionRules.checkCollectionMaxSize(kplConfig);
         Aggregation aggregation = given.choice(SinkOption.AGGREGATION, Aggregation.class);
         int aggregateMaxBytes = KplDerivation.aggregateMaxBytes(given, kplConfig, maxRecordBytes);
@@ -72,7 +72,7 @@ public final class WriteConfig {
             OptionRules.checkExecutorAggregation(given, aggregateMaxBytes, maxRecordBytes);
             KplDerivation.setForExecutorAggregation(kpl);
         }
-        ProducerSpec producer = new ProducerSpec(kpl, tasksAggregate, queueLimit, queueLimitBytes,
+        ProducerSpec producer = new ProducerSpec(KplProperties.parsed(kpl), tasksAggregate, queueLimit, queueLimitBytes,
             given.value(SinkOption.NATIVE_DIR), idleTimeoutMs, shutdownFlushTimeoutMs, credentials,
             ShownSettings.producerOptions(given));
         return new WriteOptions.Builder()
