@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows, warm_up, write_in_background
+from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows, write_in_background
 from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_children
@@ -19,10 +19,10 @@ from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_chi
 pytestmark = pytest.mark.one_spark_line
 
 COUNT = 2000
-#: One shard, no aggregation: kinesis-mock stores unaggregated records slowly, so the write lasts
-#: seconds. (The KPL's RateLimit does not apply to unaggregated records: its limiter needs a predicted shard.)
+#: One Kinesis record per row, kept for as long as the throttle below needs to store them all.
 SLOW = {"AggregationEnabled": "false", "RecordTtl": "120000"}
-#: The project's endpoint storing 100 records/s on one shard: a kill 3 s in finds most records in flight.
+#: The project's endpoint storing 100 records/s on one shard: the write lasts 20 s, so a kill or a
+#: cancel a few seconds in finds most records in flight.
 THROTTLE = Faults(shard_records_per_second=100)
 #: How an executor logs the task failure a dead daemon causes (ProducerFailedException).
 PRODUCER_FAILED = "The KPL producer failed"
@@ -38,15 +38,6 @@ def start_write(spark, stream, options, group=None):
 
 def executor_daemons(cluster):
     return [daemon for pid in cluster.executor_pids() for daemon in live_children(pid, "kinesis_producer")]
-
-
-@pytest.fixture
-def slow_stream(kinesis, cluster_spark):
-    name = f"slow-{time.monotonic_ns()}"
-    kinesis.create_stream(name, shards=1)
-    expected = warm_up(cluster_spark, name, **kinesis.kpl_options(), **SLOW)
-    yield name, expected
-    kinesis.delete_stream(name)
 
 
 @pytest.fixture
@@ -66,8 +57,7 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     # failOnError=false covers records Kinesis refused; records a dead daemon took with it are not
     # refused, they are in doubt: the task must fail and be retried, never count them as failed.
     stream = throttled_stream
-    options = {**endpoint.kpl_options(), "AggregationEnabled": "false", "RecordTtl": "120000",
-               "failOnError": fail_on_error}
+    options = {**endpoint.kpl_options(), **SLOW, "failOnError": fail_on_error}
     producer_failures_before = len(cluster.executor_log_lines(PRODUCER_FAILED))
     thread, outcome = start_write(cluster_spark, stream, options)
     # Under way: the rest of the records now pile up in the daemons behind the throttle.
@@ -98,16 +88,15 @@ def daemons_run_from(cluster, folder):
     return [(daemon, round(age_seconds(daemon))) for daemon in daemons_placed_in(cluster.executor_pids(), folder)]
 
 
-def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, kinesis, slow_stream, tmp_path):
-    stream, _ = slow_stream
-    # The write's own folder tells its daemons from the warm-up's, which keep the default idle time.
+def test_a_cancelled_job_leaves_no_daemon_nor_temp_file(cluster_spark, cluster, endpoint, throttled_stream, tmp_path):
+    stream = throttled_stream
+    # The write's own folder tells its daemons from those of the module's other writes.
     native_dir = tmp_path / "native"
-    options = {**kinesis.kpl_options(), **SLOW, "nativeDir": str(native_dir), "producerIdleTimeoutMs": "1000",
+    options = {**endpoint.kpl_options(), **SLOW, "nativeDir": str(native_dir), "producerIdleTimeoutMs": "1000",
                "shutdownFlushTimeoutMs": "5000"}
     thread, outcome = start_write(cluster_spark, stream, options, group="to-cancel")
-    tracker = cluster_spark.sparkContext.statusTracker()
-    wait_for(lambda: tracker.getJobIdsForGroup("to-cancel"), 60, "the write's job to start")
-    time.sleep(2)
+    # Cancelled while under way: behind the throttle, most of the rows are still to be stored.
+    wait_for(lambda: len(endpoint.records(stream)) >= 100, 120, "the write to be under way")
     cluster_spark.sparkContext.cancelJobGroup("to-cancel")
     thread.join(timeout=120)
     assert "error" in outcome, "a cancelled write must not report success"
