@@ -46,7 +46,8 @@ def stream_name(shards: int) -> str:
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work, report, jar, log = study_start("shards", args, out, records=args.records,
-        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon)
+        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon,
+        partitions=args.partitions)
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
     try:
         options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
@@ -57,7 +58,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
                   f"{args.runs})", flush=True)
             entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options, args.heap,
-                                      log, endpoint.stats, fixed_heap=args.fixed_heap)
+                                      log, endpoint.stats, fixed_heap=args.fixed_heap, partitions=args.partitions)
             entry.update(workload=f"shards_{shards}", shards=shards)
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
@@ -154,6 +155,9 @@ def main() -> int:
     parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[8, 1024, 4096])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
+    parser.add_argument("--partitions", type=int, default=2,
+                        help="tasks per write (local[2] runs two at once): one task fills one aggregate per shard "
+                             "with the whole write's rows, as tasks sharing their aggregates would")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
     parser.add_argument("--fixed-heap", action="store_true",
                         help="commit each child JVM's whole heap at start (-Xms = -Xmx, pre-touched): its RSS is "

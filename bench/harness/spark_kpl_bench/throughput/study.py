@@ -43,14 +43,17 @@ def sink_in_fresh_jvm(stream: str, records: int, size: int, runs: int, options: 
                       log: Path, counters: Callable[[], Dict[str, Any]],
                       before_run: Optional[Callable[[int], object]] = None,
                       spark: Tuple[str, Dict[str, str]] = ("local[2]", {}),
-                      also: Callable[[], Sequence[int]] = tuple, fixed_heap: bool = False) -> Dict[str, Any]:
+                      also: Callable[[], Sequence[int]] = tuple, fixed_heap: bool = False,
+                      partitions: int = 2) -> Dict[str, Any]:
     """The sink writing ``records`` rows of ``size`` bytes to ``stream`` in a child of its own (a fresh
-    JVM, its Spark master and settings ``spark``, its heap committed whole at start with ``fixed_heap``):
+    JVM, its Spark master and settings ``spark``, its heap committed whole at start with ``fixed_heap``,
+    the rows in ``partitions`` tasks):
     one untimed write, then ``runs`` timed ones (``before_run`` and ``also`` as run_process takes them);
     the entry summarized, with CPU per record."""
     command = [sys.executable, str(CLI), "child", "--heap", heap, *(["--fixed-heap"] if fixed_heap else []),
                "--producer", "sink",
                "--records", str(records), "--size", str(size), "--runs", str(runs + 1),
+               "--partitions", str(partitions),
                "--options", json.dumps(options), "--stream", stream, "--master", spark[0],
                "--conf", json.dumps(spark[1])]
     entry = run_process(command, log, timeout=900, counters=counters, warmup=1, before_run=before_run, also=also)
