@@ -157,7 +157,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
     parser.add_argument("--partitions", type=int, default=2,
                         help="tasks per write (local[2] runs two at once): one task fills one aggregate per shard "
-                             "with the whole write's rows, as tasks sharing their aggregates would")
+                             "with the whole write's rows, as tasks sharing their aggregates would, up to the "
+                             "task's cap on open aggregates (ShardAggregator.MAX_OPEN_BYTES)")
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
     parser.add_argument("--fixed-heap", action="store_true",
                         help="commit each child JVM's whole heap at start (-Xms = -Xmx, pre-touched): its RSS is "
