@@ -225,6 +225,17 @@ public final class ShardMaps {
         }
     }
 
+    /** The open shards of every stream listed here, by its latest map: those its producer's daemon may have met. */
+    public int shardsListed() {
+        int shards = 0;
+        for (Slot slot : slots.values()) {
+            synchronized (slot) {
+                shards += slot.latest == null ? 0 : slot.latest.shards().size();
+            }
+        }
+        return shards;
+    }
+
     private boolean fits(ShardMap map, String created) {
         return !map.retired() && Objects.equals(map.created(), created)
             && nanoClock.getAsLong() - map.listedAtNanos() < MAX_AGE_NANOS;

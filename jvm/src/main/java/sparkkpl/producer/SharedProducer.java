@@ -64,6 +64,7 @@ public final class SharedProducer implements SharedPool.Pooled {
     private final boolean predictsShards;
     /** The creation time of each stream its tasks write to, where its daemon predicts shards. */
     private final Map<String, String> incarnations = new ConcurrentHashMap<>();
+    private final FlushPacing flushPacing = new FlushPacing();
     private volatile boolean broken;
     /** Set once a task met a stream created again since this producer's daemon met it. */
     private volatile boolean outlived;
@@ -226,6 +227,7 @@ public final class SharedProducer implements SharedPool.Pooled {
      * the dead daemon's records come back as failed futures, which is where their tasks learn of it.
      */
     public void flush() {
+        flushPacing.flushed(System.nanoTime());
         callKpl(() -> {
             try {
                 kpl.flush();
@@ -234,6 +236,16 @@ public final class SharedProducer implements SharedPool.Pooled {
             }
             return null;
         });
+    }
+
+    /**
+     * A flush for the tasks that commit next, unless the producer flushed too recently for what a flush
+     * costs its daemon at the shards its tasks have listed ({@link FlushPacing}).
+     */
+    void flushForLaterTasks() {
+        if (flushPacing.claim(System.nanoTime(), shardMaps.shardsListed())) {
+            flush();
+        }
     }
 
     OutstandingLimit.Usage usage() {

@@ -252,6 +252,11 @@ public final class TaskAcks {
         return failures.poll();
     }
 
+    /** {@link #awaitAll(Runnable, Runnable, long)} with no flush at acknowledgements. */
+    public boolean awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
+        return awaitAll(flush, () -> { }, timeoutMs);
+    }
+
     /**
      * Blocks until every record this task added is acknowledged or finally failed, or until the
      * producer failed one of them (the task fails then: see {@link #throwIfProducerFailed}), flushing again
@@ -264,13 +269,17 @@ public final class TaskAcks {
      * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.
      *
      * @param flush sends what the KPL still buffers
+     * @param onAcknowledgement run, outside the lock, after a wake-up that did not end the wait: a paced
+     *     flush for the tasks committing later ({@link FlushPacing}), never a flush per acknowledgement
      * @return true once every record is acknowledged, finally failed, or the producer failed
      * @throws TimeoutException saying how many of this task's records are still outstanding
      */
-    public boolean awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
+    public boolean awaitAll(Runnable flush, Runnable onAcknowledgement, long timeoutMs)
+            throws InterruptedException, TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         long nextFlush = System.nanoTime();
         long pauseMs = 1;
+        boolean woken = false;
         while (true) {
             // By the clock, not per wake-up: every acknowledgement wakes the task, and the daemon's flush
             // visits every shard it has met, so a flush each time made a commit cost shards squared.
@@ -278,6 +287,8 @@ public final class TaskAcks {
                 flush.run();
                 nextFlush = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs);
                 pauseMs = Math.min(2 * pauseMs, MAX_REFLUSH_MS);
+            } else if (woken) {
+                onAcknowledgement.run();
             }
             synchronized (this) {
                 if (needsTheTask()) {
@@ -292,6 +303,7 @@ public final class TaskAcks {
                 if (needsTheTask()) {
                     return misplaced.isEmpty();
                 }
+                woken = true;
             }
         }
     }

@@ -189,11 +189,22 @@ public final class TaskFeed {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         send(feeds);
         Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flush());
-        while (!feeds.get(0).acks.awaitAll(flushAll, msUntil(deadline))) {
+        Runnable flushForLaterTasks = () -> feeds.forEach(TaskFeed::flushForLaterTasks);
+        while (!feeds.get(0).acks.awaitAll(flushAll, flushForLaterTasks, msUntil(deadline))) {
             for (TaskFeed feed : feeds) {
                 feed.resendMisplaced();
                 feed.send();
             }
+        }
+    }
+
+    /**
+     * Only where the task builds the aggregates: the KPL's own aggregation holds records per shard of a
+     * map this producer never lists, so what its flush costs is not known here.
+     */
+    private void flushForLaterTasks() {
+        if (!(grouping instanceof RecordGrouping.EachAlone)) {
+            producer.flushForLaterTasks();
         }
     }
 

@@ -44,6 +44,17 @@ public class ShardMapsTest {
     }
 
     @Test
+    public void theShardsListedAreThoseOfEachStreamsLatestMap() throws Exception {
+        assertEquals(0, maps.shardsListed());
+        maps.current("s", "t1");
+        maps.current("s", "t2");
+        maps.current("other", null);
+
+        assertEquals("one shard per stream in the fake's maps, the older incarnation's not counted",
+            2, maps.shardsListed());
+    }
+
+    @Test
     public void aStreamCreatedAgainOrAMapRetiredIsListedAgain() throws Exception {
         ShardMap first = maps.current("s", "t1");
         ShardMap recreated = maps.current("s", "t2");

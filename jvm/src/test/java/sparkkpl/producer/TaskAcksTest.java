@@ -49,7 +49,7 @@ public class TaskAcksTest {
     /**
      * The daemon's flush visits every shard it has met (4,096 at 4,096 shards), so a flush per
      * acknowledgement made a commit cost shards squared: the schedule of 1, 2, 4 ... ms holds however
-     * many acknowledgements wake the task.
+     * many acknowledgements wake the task, which ask for a flush that {@link FlushPacing} spaces.
      */
     @Test
     public void acknowledgementsDoNotAddFlushes() throws Exception {
@@ -59,6 +59,7 @@ public class TaskAcksTest {
             futures.add(track(row));
         }
         AtomicInteger flushes = new AtomicInteger();
+        AtomicInteger pacedFlushes = new AtomicInteger();
         Thread kinesis = new Thread(() -> {
             for (SettableFuture<UserRecordResult> future : futures) {
                 future.set(success());
@@ -68,8 +69,9 @@ public class TaskAcksTest {
         long started = System.nanoTime();
         kinesis.start();
 
-        assertTrue(acks.awaitAll(flushes::incrementAndGet, 30_000));
+        assertTrue(acks.awaitAll(flushes::incrementAndGet, pacedFlushes::incrementAndGet, 30_000));
 
+        assertTrue("acknowledgements ask for a paced flush instead, got " + pacedFlushes, pacedFlushes.get() > 10);
         long waitedMs = (System.nanoTime() - started) / 1_000_000;
         long scheduled = 2 + 64 - Long.numberOfLeadingZeros(waitedMs + 1); // 1, 2, 4 ... ms, then every 500
         assertTrue(flushes + " flushes over " + records + " acknowledgements in " + waitedMs + " ms",

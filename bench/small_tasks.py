@@ -1,0 +1,67 @@
+"""Many small tasks: 2,000 tasks of 10 rows through the sink against Spark's noop sink, in one driver.
+
+SPARK_KPL_JAR=<jar> python bench/small_tasks.py ['{"KplProperty": "value"}']
+
+Hosts the project's KinesisEndpoint (store=False, 127.0.0.1, one stream of 16 shards), starts a
+local[2] driver (MASTER overrides it, TASKS the task count), writes one row (the producer starts), caches
+TASKS x 10 rows of about 10 B in TASKS partitions, then four times writes them through noop and then
+through the sink. Prints one line "RESULT {json}": each write's seconds and the last write's cost per
+task over noop. SINK_LOG=1 turns the sink's DEBUG log on for the last write: each task's line gives
+how long after its commit began Kinesis acknowledged its records.
+
+Run it with each jar in turn, alternating, on an otherwise idle machine (bench/README.md, "Many small
+tasks").
+"""
+
+import json
+import os
+import sys
+import time
+from typing import List
+
+from spark_kpl_testing.env import apply_loopback_env
+
+apply_loopback_env()
+
+import spark_kpl  # noqa: E402
+from spark_kpl_testing.endpoint import KinesisEndpoint  # noqa: E402
+from spark_kpl_testing.session import spark_session  # noqa: E402
+
+WRITES = 4
+
+
+def main() -> None:
+    extra = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    tasks = int(os.environ.get("TASKS", "2000"))
+    endpoint = KinesisEndpoint({"probe": 16}, store=False).start()
+    try:
+        spark = spark_session("small-tasks", os.environ.get("MASTER", "local[2]"), heap="2g")
+        opts = {**endpoint.kpl_options(), "RateLimit": "10000", **extra}
+        one_row = spark.range(1, numPartitions=1).selectExpr("cast(id as string) as data", "'k' as partitionKey")
+        spark_kpl.write(one_row, "probe", data="data", partition_key="partitionKey", **opts)
+        rows = spark.range(tasks * 10, numPartitions=tasks).selectExpr(
+            "cast(id as string) as data", "concat('k', id) as partitionKey").persist()
+        rows.count()
+        noop: List[float] = []
+        sink: List[float] = []
+        for write in range(WRITES):
+            started = time.time()
+            rows.write.format("noop").mode("overwrite").save()
+            noop.append(round(time.time() - started, 2))
+            if write == WRITES - 1 and os.environ.get("SINK_LOG"):
+                jvm = spark.sparkContext._jvm
+                jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                    "sparkkpl", jvm.org.apache.logging.log4j.Level.DEBUG)
+            started = time.time()
+            spark_kpl.write(rows, "probe", data="data", partition_key="partitionKey", **opts)
+            sink.append(round(time.time() - started, 2))
+        out = {"jar": os.environ.get("SPARK_KPL_JAR"), "extra": extra, "noop": noop, "sink": sink,
+               "per_task_ms_over_noop": round((sink[-1] - noop[-1]) / tasks * 1000, 2)}
+        print("RESULT " + json.dumps(out), flush=True)
+        spark.stop()
+    finally:
+        endpoint.stop()
+
+
+if __name__ == "__main__":
+    main()
