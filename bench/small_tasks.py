@@ -5,9 +5,9 @@ SPARK_KPL_JAR=<jar> python bench/small_tasks.py ['{"KplProperty": "value"}']
 Hosts the project's KinesisEndpoint (store=False, 127.0.0.1, one stream of 16 shards), starts a
 local[2] driver (MASTER overrides it, TASKS the task count), writes one row (the producer starts), caches
 TASKS x 10 rows of about 10 B in TASKS partitions, then four times writes them through noop and then
-through the sink. Prints one line "RESULT {json}": each write's seconds and the last write's cost per
-task over noop. SINK_LOG=1 turns the sink's DEBUG log on for the last write: each task's line gives
-how long after its commit began Kinesis acknowledged its records.
+through the sink. Prints one line "RESULT {json}": each write's seconds, the last write's cost per
+task over noop, and its rows per Kinesis record. SINK_LOG=1 turns the sink's DEBUG log on for the last
+write: each task's line gives how long after its commit began Kinesis acknowledged its records.
 
 Run it with each jar in turn, alternating, on an otherwise idle machine (bench/README.md, "Many small
 tasks").
@@ -53,10 +53,11 @@ def main() -> None:
                 jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
                     "sparkkpl", jvm.org.apache.logging.log4j.Level.DEBUG)
             started = time.time()
-            spark_kpl.write(rows, "probe", data="data", partition_key="partitionKey", **opts)
+            result = spark_kpl.write(rows, "probe", data="data", partition_key="partitionKey", **opts)
             sink.append(round(time.time() - started, 2))
         out = {"jar": os.environ.get("SPARK_KPL_JAR"), "extra": extra, "noop": noop, "sink": sink,
-               "per_task_ms_over_noop": round((sink[-1] - noop[-1]) / tasks * 1000, 2)}
+               "per_task_ms_over_noop": round((sink[-1] - noop[-1]) / tasks * 1000, 2),
+               "rows_per_kinesis_record": round(result.records_written / result.kinesis_records_written, 2)}
         print("RESULT " + json.dumps(out), flush=True)
         spark.stop()
     finally:
