@@ -4,18 +4,30 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Spaces the flushes that tasks waiting at commit make for the tasks after them, by what a flush costs
- * the daemon. The KPL's flush hands its collector's records on only 80 ms later ({@code pipeline.h}), so
- * a task's flushes mostly shorten the waits of the tasks that commit after it: while small tasks follow
- * one another, a flush at each acknowledgement keeps their last aggregates from waiting out
- * RecordMaxBufferedTime in the collector. A flush costs the daemon about 150 µs plus up to 2 µs per
- * shard its aggregator has met (docs/performance.md, "Many small tasks"), so these flushes are spaced
- * to take at most about a quarter of one core.
+ * When a producer last flushed, by anyone, and whether a flush that a waiting task asks for is due. The
+ * KPL's flush visits every shard its daemon has met, and waiting tasks are woken by every
+ * acknowledgement, so a flush at each wake-up would cost the daemon in proportion to the shard count per
+ * row (docs/performance.md, "Thousands of shards"). Waiting tasks therefore flush only when no flush came
+ * within a spacing:
+ * <ul>
+ *   <li>{@link #BLOCKED_SPACING_NANOS} for a task blocked at the queue cap;</li>
+ *   <li>{@link #laterTasksSpacingNanos} for a task waiting at commit, whose flushes mostly serve the tasks
+ *   committing after it: the KPL's flush hands its collector's records on only 80 ms later
+ *   ({@code pipeline.h}), and while small tasks follow one another, a flush at each acknowledgement keeps
+ *   their last aggregates from waiting out RecordMaxBufferedTime in the collector (docs/performance.md,
+ *   "Many small tasks").</li>
+ * </ul>
  */
 final class FlushPacing {
+    /**
+     * The KPL's default RecordMaxBufferedTime, after which its collector sends what it holds anyway: a
+     * task blocked at the queue cap needs no flush more often.
+     */
+    static final long BLOCKED_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** What a flush costs the daemon: about 150 µs plus up to 2 µs per shard its aggregator has met. */
     static final long FLUSH_BASE_NANOS = TimeUnit.MICROSECONDS.toNanos(150);
     static final long FLUSH_PER_SHARD_NANOS = 2_000;
-    /** The paced flushes take at most one {@code CORE_SHARE}th of a daemon core. */
+    /** The flushes for later tasks take at most one {@code CORE_SHARE}th of a daemon core. */
     static final int CORE_SHARE = 4;
     private final AtomicLong flushedAt = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(1));
 
@@ -25,15 +37,16 @@ final class FlushPacing {
     }
 
     /**
-     * Whether a paced flush is due at {@code now}, the daemon having met {@code shards} shards; claimed
-     * if so, so that one of the tasks asking at once makes it.
+     * Whether a flush is due at {@code now}: none came within {@code spacingNanos}. Claimed if so, so
+     * that only one of the tasks asking at once makes it.
      */
-    boolean claim(long now, int shards) {
+    boolean claim(long now, long spacingNanos) {
         long last = flushedAt.get();
-        return now - last >= spacingNanos(shards) && flushedAt.compareAndSet(last, now);
+        return now - last >= spacingNanos && flushedAt.compareAndSet(last, now);
     }
 
-    static long spacingNanos(int shards) {
+    /** The spacing of the flushes tasks at commit make for later tasks, the daemon having met {@code shards} shards. */
+    static long laterTasksSpacingNanos(int shards) {
         return CORE_SHARE * (FLUSH_BASE_NANOS + FLUSH_PER_SHARD_NANOS * shards);
     }
 }

@@ -28,14 +28,6 @@ import java.util.function.LongSupplier;
 final class OutstandingLimit {
     /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
     private static final long REFLUSH_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-    /**
-     * The least time between two flushes of the producer by waiting tasks: the KPL's default
-     * RecordMaxBufferedTime, after which its collector sends what it holds anyway. Every
-     * acknowledgement wakes the waiting tasks, and the daemon's flush visits each shard it has seen,
-     * so flushing at every wake-up costs the daemon per row in proportion to the shard count
-     * (docs/performance.md).
-     */
-    static final long FLUSH_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** A lane idle this long is forgotten (its budget starts again if it comes back): lanes stay bounded. */
     static final long FORGET_IDLE_LANE_NANOS = TimeUnit.MINUTES.toNanos(10);
 
@@ -85,8 +77,8 @@ final class OutstandingLimit {
     private long bytes;
     private long peakRecords;
     private long peakBytes;
-    /** When a waiting task last flushed the producer. */
-    private long flushedAtNanos;
+    /** How many times room was given back: a wait that began after the count moved would miss that signal. */
+    private long releases;
     private long lastSweepNanos;
 
     OutstandingLimit(DrainBudget.Policy policy) {
@@ -97,7 +89,6 @@ final class OutstandingLimit {
     OutstandingLimit(DrainBudget.Policy policy, LongSupplier nanoClock) {
         this.policy = policy;
         this.nanoClock = nanoClock;
-        this.flushedAtNanos = System.nanoTime() - FLUSH_SPACING_NANOS;
         this.lastSweepNanos = nanoClock.getAsLong();
     }
 
@@ -124,7 +115,8 @@ final class OutstandingLimit {
      * exceeded. What is larger than the whole cap is admitted once nothing else is outstanding, so it
      * cannot wait forever.
      *
-     * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner
+     * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner; called at
+     *     every wake-up, so the caller spaces the flushes it makes
      * @param stats the calling task's record of waits and peaks
      * @throws TimeoutException when no room came within {@code timeoutNanos}
      */
@@ -161,7 +153,7 @@ final class OutstandingLimit {
                 waitingForCaps.remove(ticket);
                 settleIdle(ticket.lane);
             }
-            released.signalAll(); // the next in line may have room now
+            signalRelease(); // the next in line may have room now
             lock.unlock();
         }
     }
@@ -240,7 +232,7 @@ final class OutstandingLimit {
         try {
             LaneState state = unreserve(lane, count, size);
             settleIdle(state);
-            released.signalAll();
+            signalRelease();
         } finally {
             lock.unlock();
         }
@@ -253,7 +245,7 @@ final class OutstandingLimit {
             LaneState state = unreserve(lane, count, size);
             state.budget.acknowledged(count, size, !state.waiting.isEmpty(), nanoClock.getAsLong());
             settleIdle(state);
-            released.signalAll();
+            signalRelease();
         } finally {
             lock.unlock();
         }
@@ -295,22 +287,26 @@ final class OutstandingLimit {
         }
     }
 
+    private void signalRelease() {
+        releases++;
+        released.signalAll();
+    }
+
     /**
-     * Called with the lock held; flushes (without the lock, since the KPL's flush may block briefly)
-     * unless a waiting task did within {@link #FLUSH_SPACING_NANOS}, then waits for a release.
+     * Called with the lock held: asks for a flush without the lock (the KPL's flush may block briefly),
+     * then waits for a release, unless one came during the flush.
      */
     private void flushThenWait(Runnable flush, long leftNanos) throws InterruptedException {
-        long now = System.nanoTime();
-        if (now - flushedAtNanos >= FLUSH_SPACING_NANOS) {
-            flushedAtNanos = now;
-            lock.unlock();
-            try {
-                flush.run();
-            } finally {
-                lock.lock();
-            }
+        long releasesBefore = releases;
+        lock.unlock();
+        try {
+            flush.run();
+        } finally {
+            lock.lock();
         }
-        released.awaitNanos(Math.min(leftNanos, REFLUSH_NANOS));
+        if (releases == releasesBefore) {
+            released.awaitNanos(Math.min(leftNanos, REFLUSH_NANOS));
+        }
     }
 
     /**

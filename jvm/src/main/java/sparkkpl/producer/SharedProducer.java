@@ -98,7 +98,7 @@ public final class SharedProducer implements SharedPool.Pooled {
      * @throws TimeoutException when the queue stayed full for {@code timeoutNanos}
      */
     void reserve(KplRecord record, long timeoutNanos, TaskQueueStats stats) throws InterruptedException, TimeoutException {
-        limit.acquire(record.lane(), record.count(), record.bytes(), this::flush, timeoutNanos, stats);
+        limit.acquire(record.lane(), record.count(), record.bytes(), this::flushForBlockedTasks, timeoutNanos, stats);
     }
 
     /** Gives back the room of a reserved KPL record that will not be added. */
@@ -243,7 +243,16 @@ public final class SharedProducer implements SharedPool.Pooled {
      * costs its daemon at the shards its tasks have listed ({@link FlushPacing}).
      */
     void flushForLaterTasks() {
-        if (flushPacing.claim(System.nanoTime(), shardMaps.shardsListed())) {
+        flushUnlessFlushedWithin(FlushPacing.laterTasksSpacingNanos(shardMaps.shardsListed()));
+    }
+
+    /** A flush for tasks waiting for room or for the last acknowledgements, unless one came within 100 ms. */
+    private void flushForBlockedTasks() {
+        flushUnlessFlushedWithin(FlushPacing.BLOCKED_SPACING_NANOS);
+    }
+
+    private void flushUnlessFlushedWithin(long spacingNanos) {
+        if (flushPacing.claim(System.nanoTime(), spacingNanos)) {
             flush();
         }
     }
@@ -288,7 +297,7 @@ public final class SharedProducer implements SharedPool.Pooled {
     @Override
     public void close() {
         try {
-            long left = limit.awaitEmpty(this::flush, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
+            long left = limit.awaitEmpty(this::flushForBlockedTasks, TimeUnit.MILLISECONDS.toNanos(closeTimeoutMs));
             if (left > 0) {
                 LOG.error("Closing the KPL producer with {} records still unacknowledged after {} ms; "
                     + "their tasks have already failed or will not commit", left, closeTimeoutMs);

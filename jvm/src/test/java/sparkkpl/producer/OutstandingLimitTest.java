@@ -61,29 +61,18 @@ public class OutstandingLimitTest {
         assertTrue("flushed on entering the wait and again every 500 ms", flushes.size() >= 2);
     }
 
+    /** The flush runs without the lock: room given back meanwhile must not leave the task asleep until its re-flush. */
     @Test
-    public void aTaskWokenByEveryAcknowledgementFlushesTheProducerAtMostOncePerSpacing() throws Exception {
+    public void roomReleasedDuringTheFlushIsTakenAtOnce() throws Exception {
         OutstandingLimit limit = new OutstandingLimit(DrainBudget.Policy.capsOnly(1, 100));
         TaskQueueStats stats = new TaskQueueStats();
         assertTrue(limit.tryAcquire(LANE, 1, 10, stats));
-        int wakeUps = 200;
-        Thread acknowledger = new Thread(() -> {
-            for (int i = 0; i < wakeUps; i++) { // acknowledgements of other tasks' records: no room for this one
-                sleepMs(1);
-                limit.release(LANE, 0, 0);
-            }
-            limit.release(LANE, 1, 10);
-        });
-        List<Long> flushes = new ArrayList<>();
         long start = System.nanoTime();
-        acknowledger.start();
 
-        limit.acquire(LANE, 1, 10, () -> flushes.add(System.nanoTime()), 10 * ONE_SECOND, stats);
+        limit.acquire(LANE, 1, 10, () -> limit.release(LANE, 1, 10), 10 * ONE_SECOND, stats);
 
-        long spacings = (System.nanoTime() - start) / OutstandingLimit.FLUSH_SPACING_NANOS;
-        assertTrue(flushes.size() + " flushes in " + wakeUps + " wake-ups over " + spacings + " spacings",
-            flushes.size() >= 1 && flushes.size() <= spacings + 1);
-        acknowledger.join();
+        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue("admitted after " + waitedMs + " ms, not at the 500 ms re-flush", waitedMs < 250);
     }
 
     @Test

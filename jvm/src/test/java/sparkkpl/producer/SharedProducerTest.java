@@ -9,6 +9,8 @@ import com.google.common.util.concurrent.SettableFuture;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.Rule;
@@ -29,6 +31,8 @@ public class SharedProducerTest {
     @Rule
     public final TemporaryFolder tmp = new TemporaryFolder();
     private final FakeLister lister = new FakeLister(System::nanoTime);
+    /** The KPL's flushes, counted. */
+    private final AtomicInteger flushes = new AtomicInteger();
 
     /** The producer owns its shard maps: their lister (an HTTP client, maybe an STS one) goes with it. */
     @Test
@@ -100,6 +104,58 @@ public class SharedProducerTest {
         assertFalse(producer.isBroken());
     }
 
+    /** Every acknowledgement wakes a task blocked at the queue cap; it flushes the KPL at most once per spacing. */
+    @Test
+    public void aTaskBlockedAtTheQueueCapFlushesTheKplAtMostOncePerSpacing() throws Exception {
+        SharedProducer producer = producer(SettableFuture::create, () -> { });
+        KplRecord fillsTheByteCap = record("s", 1_000);
+        assertTrue(producer.tryReserve(fillsTheByteCap, new TaskQueueStats()));
+        int wakeUps = 200;
+        Thread acknowledger = new Thread(() -> {
+            for (int i = 0; i < wakeUps; i++) { // records of another stream come and go: no room for the blocked one
+                sleepMs(1);
+                KplRecord other = record("t", 0);
+                assertTrue(producer.tryReserve(other, new TaskQueueStats()));
+                producer.unreserve(other);
+            }
+            producer.unreserve(fillsTheByteCap);
+        });
+        long start = System.nanoTime();
+        acknowledger.start();
+
+        producer.reserve(record("s", 1), TimeUnit.SECONDS.toNanos(10), new TaskQueueStats());
+
+        long spacings = (System.nanoTime() - start) / FlushPacing.BLOCKED_SPACING_NANOS;
+        assertTrue(flushes.get() + " flushes in " + wakeUps + " wake-ups over " + spacings + " spacings",
+            flushes.get() >= 1 && flushes.get() <= spacings + 1);
+        acknowledger.join();
+    }
+
+    /** One spacing for the producer: a flush by anyone (a task at commit) stands for the blocked task's. */
+    @Test
+    public void aTaskBlockedAtTheQueueCapCountsTheFlushesOfOthers() {
+        SharedProducer producer = producer(SettableFuture::create, () -> { });
+        assertTrue(producer.tryReserve(record("s", 1_000), new TaskQueueStats()));
+        producer.flush();
+
+        assertThrows(TimeoutException.class,
+            () -> producer.reserve(record("s", 1), TimeUnit.MILLISECONDS.toNanos(20), new TaskQueueStats()));
+
+        assertEquals(1, flushes.get());
+    }
+
+    private static KplRecord record(String stream, long bytes) {
+        return KplRecord.alone(new TaskRecord(new KinesisRecord(stream, "key", null, new byte[1]), 1, bytes));
+    }
+
+    private static void sleepMs(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static StreamDescription incarnation(String stream, String created) {
         return new StreamDescription(stream, created, null, StreamDescription.DEFAULT_MAX_RECORD_KIB);
     }
@@ -113,6 +169,10 @@ public class SharedProducerTest {
             new Class<?>[] {IKinesisProducer.class}, (proxy, method, args) -> {
                 if (method.getName().equals("addUserRecord")) {
                     return addUserRecord.get();
+                }
+                if (method.getName().equals("flush")) {
+                    flushes.incrementAndGet();
+                    return null;
                 }
                 if (method.getName().equals("destroy")) {
                     return null;
