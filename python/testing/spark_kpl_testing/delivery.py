@@ -124,6 +124,15 @@ def write_in_background(spark, rows, stream: Optional[str], group: Optional[str]
     return thread, outcome
 
 
+def failed_task_attempts(spark, group: str) -> int:
+    """Task attempts that failed in the jobs of job group ``group`` (a lost executor's included): each
+    may have stored its rows before it failed, and its retry sends them again."""
+    tracker = spark.sparkContext.statusTracker()
+    stages = [stage for job in tracker.getJobIdsForGroup(group)
+              for stage in (tracker.getJobInfo(job).stageIds if tracker.getJobInfo(job) else [])]
+    return sum(info.numFailedTasks for info in map(tracker.getStageInfo, stages) if info)
+
+
 def wait_until_settled(endpoint: KinesisEndpoint, quiet: float = 3.0, timeout: float = 120.0) -> None:
     """Returns once ``endpoint`` has stored nothing new for ``quiet`` seconds: after a failed or
     cancelled write, what its tasks had in flight has landed."""

@@ -9,7 +9,13 @@ import time
 
 import pytest
 
-from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows, write_in_background
+from spark_kpl_testing.delivery import (
+    compare,
+    failed_task_attempts,
+    numbered_expected,
+    numbered_rows,
+    write_in_background,
+)
 from spark_kpl_testing.endpoint import Faults
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_children
@@ -19,6 +25,7 @@ from spark_kpl_testing.processes import age_seconds, daemons_placed_in, live_chi
 pytestmark = pytest.mark.one_spark_line
 
 COUNT = 2000
+PARTITIONS = 4
 #: One Kinesis record per row, kept for as long as the throttle below needs to store them all.
 SLOW = {"AggregationEnabled": "false", "RecordTtl": "120000"}
 #: The project's endpoint storing 100 records/s on one shard: the write lasts 20 s, so a kill or a
@@ -29,7 +36,7 @@ PRODUCER_FAILED = "The KPL producer failed"
 
 
 def rows(spark):
-    return numbered_rows(spark, COUNT, partitions=4, keys=7)
+    return numbered_rows(spark, COUNT, partitions=PARTITIONS, keys=7)
 
 
 def start_write(spark, stream, options, group=None):
@@ -59,7 +66,8 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     stream = throttled_stream
     options = {**endpoint.kpl_options(), **SLOW, "failOnError": fail_on_error}
     producer_failures_before = len(cluster.executor_log_lines(PRODUCER_FAILED))
-    thread, outcome = start_write(cluster_spark, stream, options)
+    group = f"killed-{time.monotonic_ns()}"
+    thread, outcome = start_write(cluster_spark, stream, options, group)
     # Under way: the rest of the records now pile up in the daemons behind the throttle.
     stored_at_kill = wait_for(lambda: len(endpoint.records(stream)) >= 200 and len(endpoint.records(stream)), 120,
                               "the write to be under way")
@@ -81,6 +89,11 @@ def test_a_killed_process_mid_write_is_recovered_and_nothing_is_lost(cluster_spa
     assert outcome["result"].records_failed == 0
     report = compare(numbered_expected(COUNT, keys=7), ((r.data, r.partition_key) for r in endpoint.records(stream)))
     assert report.at_least_once, report.summary()
+    # Copies come only from retried tasks: each failed attempt may have stored its partition's rows.
+    failed_attempts = failed_task_attempts(cluster_spark, group)
+    assert failed_attempts >= 1, "the kill failed no task"
+    assert report.received - COUNT <= failed_attempts * (COUNT // PARTITIONS), (
+        f"{report.received - COUNT} copies beyond one for {failed_attempts} failed task attempts; {report.summary()}")
 
 
 def daemons_run_from(cluster, folder):
