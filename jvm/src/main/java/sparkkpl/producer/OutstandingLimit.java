@@ -77,7 +77,10 @@ final class OutstandingLimit {
     private long bytes;
     private long peakRecords;
     private long peakBytes;
-    /** How many times room was given back: a wait that began after the count moved would miss that signal. */
+    /**
+     * How many times room was given back. A task lets the lock go while it flushes; room given back
+     * meanwhile signals nobody, so the task compares this count instead of waiting for that signal.
+     */
     private long releases;
     private long lastSweepNanos;
 
