@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assume.assumeTrue;
 
 import com.google.common.util.concurrent.SettableFuture;
 import java.lang.reflect.Proxy;
@@ -136,11 +137,14 @@ public class SharedProducerTest {
     public void aTaskBlockedAtTheQueueCapCountsTheFlushesOfOthers() {
         SharedProducer producer = producer(SettableFuture::create, () -> { });
         assertTrue(producer.tryReserve(record("s", 1_000), new TaskQueueStats()));
+        long flushedAt = System.nanoTime();
         producer.flush();
 
         assertThrows(TimeoutException.class,
             () -> producer.reserve(record("s", 1), TimeUnit.MILLISECONDS.toNanos(20), new TaskQueueStats()));
 
+        // A machine that stalled this thread for the whole spacing proves nothing either way.
+        assumeTrue(System.nanoTime() - flushedAt < FlushPacing.BLOCKED_SPACING_NANOS);
         assertEquals(1, flushes.get());
     }
 
