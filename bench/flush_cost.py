@@ -19,7 +19,7 @@ from spark_kpl_testing.env import apply_loopback_env
 
 apply_loopback_env()
 
-from spark_kpl_bench.throughput.settings import JAR, ROOT  # noqa: E402
+from spark_kpl_bench.throughput.settings import JAR, KPL_TUNING, ROOT  # noqa: E402
 from spark_kpl_testing.endpoint import KinesisEndpoint  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def main() -> None:
     endpoint = KinesisEndpoint({f"s{n}": n for n in counts}, store=False).start()
     try:
         for shards in counts:
-            options = {**endpoint.kpl_options(), "RateLimit": "10000"}
+            options = {**endpoint.kpl_options(), **KPL_TUNING}
             out = subprocess.run(
                 ["java", "-cp", f"{JAR}:{jars}/*", str(ROOT / "bench/FlushCost.java"), f"s{shards}", str(shards),
                  str(args.period_us), *(f"{k}={v}" for k, v in options.items())],

@@ -24,6 +24,7 @@ from spark_kpl_testing.env import apply_loopback_env
 apply_loopback_env()
 
 import spark_kpl  # noqa: E402
+from spark_kpl_bench.throughput.settings import KPL_TUNING  # noqa: E402
 from spark_kpl_testing.endpoint import KinesisEndpoint  # noqa: E402
 from spark_kpl_testing.session import spark_session  # noqa: E402
 
@@ -36,7 +37,7 @@ def main() -> None:
     endpoint = KinesisEndpoint({"probe": 16}, store=False).start()
     try:
         spark = spark_session("small-tasks", os.environ.get("MASTER", "local[2]"), heap="2g")
-        opts = {**endpoint.kpl_options(), "RateLimit": "10000", **extra}
+        opts = {**endpoint.kpl_options(), **KPL_TUNING, **extra}
         one_row = spark.range(1, numPartitions=1).selectExpr("cast(id as string) as data", "'k' as partitionKey")
         spark_kpl.write(one_row, "probe", data="data", partition_key="partitionKey", **opts)
         rows = spark.range(tasks * 10, numPartitions=tasks).selectExpr(

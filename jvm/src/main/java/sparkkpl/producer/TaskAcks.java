@@ -252,11 +252,6 @@ public final class TaskAcks {
         return failures.poll();
     }
 
-    /** {@link #awaitAll(Runnable, Runnable, long)} with no flush at acknowledgements. */
-    public boolean awaitAll(Runnable flush, long timeoutMs) throws InterruptedException, TimeoutException {
-        return awaitAll(flush, () -> { }, timeoutMs);
-    }
-
     /**
      * Blocks until every record this task added is acknowledged or finally failed, or until the
      * producer failed one of them (the task fails then: see {@link #throwIfProducerFailed}), flushing again

@@ -24,6 +24,8 @@ import sparkkpl.kinesis.KinesisRecord;
 
 /** One task's acknowledgements, fed with the futures the KPL would complete. */
 public class TaskAcksTest {
+    /** No paced flush at acknowledgements; acknowledgementsDoNotAddFlushes passes one of its own. */
+    private static final Runnable NO_PACED_FLUSH = () -> { };
     private final TaskAcks acks = new TaskAcks();
 
     @Test
@@ -38,7 +40,7 @@ public class TaskAcksTest {
         });
         kinesis.start();
 
-        assertTrue(acks.awaitAll(flushes::incrementAndGet, 5_000));
+        assertTrue(acks.awaitAll(flushes::incrementAndGet, NO_PACED_FLUSH, 5_000));
 
         assertEquals(2, acks.succeeded());
         assertEquals(2 * 3, acks.bytesSucceeded());
@@ -85,7 +87,7 @@ public class TaskAcksTest {
         track(2);
         track(3);
 
-        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, 200));
+        TimeoutException timeout = assertThrows(TimeoutException.class, () -> acks.awaitAll(() -> { }, NO_PACED_FLUSH, 200));
 
         assertTrue(timeout.getMessage(), timeout.getMessage().startsWith("2 of this task's 3 records were still not"));
     }
@@ -97,7 +99,7 @@ public class TaskAcksTest {
             new Attempt(0, 10, "slow down", "Throttled", false),
             new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
 
-        acks.awaitAll(() -> { }, 1_000);
+        acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000);
         acks.throwIfProducerFailed();
         FailedRecord failure = acks.pollFailure();
 
@@ -116,7 +118,7 @@ public class TaskAcksTest {
             null));
         track(3);
 
-        acks.awaitAll(() -> { }, 5_000); // returns without waiting for record 3: the task fails anyway
+        acks.awaitAll(() -> { }, NO_PACED_FLUSH, 5_000); // returns without waiting for record 3: the task fails anyway
 
         assertNull("not a record failure for failOnError=false to count", acks.pollFailure());
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, acks::throwIfProducerFailed);
@@ -170,7 +172,7 @@ public class TaskAcksTest {
         home.set(storedIn(SHARD_1));
         away.set(storedIn("shardId-000000000003"));
 
-        assertFalse("the task must look at the misplaced aggregate", acks.awaitAll(() -> { }, 1_000));
+        assertFalse("the task must look at the misplaced aggregate", acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
         TaskAcks.Misplaced misplaced = acks.pollMisplaced();
         assertEquals("shardId-000000000003", misplaced.storedIn());
         assertEquals(3, misplaced.record().count());
@@ -178,7 +180,7 @@ public class TaskAcksTest {
 
         acks.settleMisplaced(misplaced, false);
 
-        assertTrue("its records no longer count as added: they are sent again", acks.awaitAll(() -> { }, 1_000));
+        assertTrue("its records no longer count as added: they are sent again", acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
         assertEquals(2, acks.succeeded());
         assertEquals(3, acks.resent());
     }
@@ -191,7 +193,7 @@ public class TaskAcksTest {
 
         acks.settleMisplaced(acks.pollMisplaced(), true);
 
-        assertTrue(acks.awaitAll(() -> { }, 1_000));
+        assertTrue(acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
         assertEquals(2, acks.succeeded());
         assertEquals(0, acks.resent());
     }
@@ -205,7 +207,7 @@ public class TaskAcksTest {
         lost.addListener(roomGivenBack::incrementAndGet, Runnable::run); // as SharedProducer.add does
         bounded.track(lost, KplRecord.alone(taskRecord(9)));
 
-        assertTrue(bounded.awaitAll(() -> { }, 10_000));
+        assertTrue(bounded.awaitAll(() -> { }, NO_PACED_FLUSH, 10_000));
 
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
         assertTrue(failed.getMessage(), failed.getMessage().contains(
@@ -225,7 +227,7 @@ public class TaskAcksTest {
         bounded.track(lost, KplRecord.alone(taskRecord(9)));
         lost.setException(new FutureTimedOutException("Message id 5 timeout out", null));
 
-        assertTrue(bounded.awaitAll(() -> { }, 10_000));
+        assertTrue(bounded.awaitAll(() -> { }, NO_PACED_FLUSH, 10_000));
 
         ProducerFailedException failed = assertThrows(ProducerFailedException.class, bounded::throwIfProducerFailed);
         assertTrue(failed.getMessage(), failed.getMessage().contains(
@@ -243,7 +245,7 @@ public class TaskAcksTest {
         refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
             new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
 
-        assertTrue(acks.awaitAll(() -> { }, 10_000));
+        assertTrue(acks.awaitAll(() -> { }, NO_PACED_FLUSH, 10_000));
 
         IOException failed = assertThrows(IOException.class, acks::throwIfProducerFailed);
         assertTrue(failed.getMessage(), failed.getMessage().contains("Kinesis finally failed an aggregate of 2 "

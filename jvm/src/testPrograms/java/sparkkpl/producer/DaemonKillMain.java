@@ -108,7 +108,7 @@ public final class DaemonKillMain {
         for (Holder holder : holders) {
             String outcome;
             try {
-                holder.later.awaitAll(holder.producer::flush, 60_000);
+                holder.later.awaitAll(holder.producer::flush, () -> { }, 60_000);
                 holder.later.throwIfProducerFailed();
                 outcome = "ok";
             } catch (Exception e) {
