@@ -42,7 +42,7 @@ public class FlushCost {
             int eq = kv.indexOf('=');
             given.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
-        KinesisProducerConfiguration config = WriteConfig.resolve(Map.of(), given).options().producer().producerConfiguration();
+        KinesisProducerConfiguration config = WriteConfig.read(Map.of(), given).options().producer().producerConfiguration();
         KinesisProducer kpl = new KinesisProducer(config);
         kpl.addUserRecord(stream, "w", ByteBuffer.wrap("w".getBytes())).get();
         // One record per shard (an explicit hash key inside each), so the aggregator has met them all.

@@ -105,7 +105,7 @@ public class KplLoop {
             int eq = kv.indexOf('=');
             given.put(kv.substring(0, eq), kv.substring(eq + 1));
         }
-        return WriteConfig.resolve(Map.of(), given).options().producer().producerConfiguration();
+        return WriteConfig.read(Map.of(), given).options().producer().producerConfiguration();
     }
 
     static void printSettings(KinesisProducerConfiguration config) {

@@ -16,7 +16,7 @@ what Kinesis stored: user records per Kinesis record (each concurrent task fills
 own, so the count per shard falls as tasks grow; docs/aggregation.md gives the model). The sampled
 RSS covers the driver's process tree only, which on the cluster leaves the executors out: it is not
 reported. CPU per record counts the executors' trees too (JVM and KPL daemon), by kind. Writes
-bench/results/cluster.{json,png}; --report prints the table of a saved run.
+bench/results/cluster/cluster.{json,png}; --report prints the table of a saved run.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from profile_sink import THREAD_KINDS
 
+from spark_kpl_bench.processes import fixed_heap_flags
 from spark_kpl_bench.throughput.child_process import run_process
 from spark_kpl_bench.throughput.report import save_report
 from spark_kpl_bench.throughput.settings import KPL_TUNING, ROOT, SHARDS
@@ -48,7 +49,7 @@ from spark_kpl_bench.throughput.study import study_start
 from spark_kpl_bench.throughput.summary import kinesis_figures
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
-from spark_kpl_testing.processes import descendants, fixed_heap_flags, threads
+from spark_kpl_testing.processes import descendants, threads
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 
@@ -494,7 +495,7 @@ def main() -> int:
     parser.add_argument("--no-jvm-logs", dest="jvm_logs", action="store_false",
                         help="without the JVM's GC and compilation logs")
     parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--out", default=str(ROOT / "bench/results/coldstart"))
     parser.add_argument("--report", action="store_true", help="print the table of OUT/coldstart.json")
     args = parser.parse_args()
     unknown = [v for v in args.variants if v not in VARIANTS]

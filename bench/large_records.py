@@ -1,7 +1,7 @@
 """Peak memory while 5 MiB records are in flight, against the same bytes in 100 B records, in one run.
 
-A benchmark, not a test: ``.venv/bin/python bench/large_records.py`` (bench/README.md, "Records up to
-10 MiB").
+A benchmark, not a test: ``.venv/bin/python bench/large_records.py`` (bench/results/large-records/README.md,
+"Records up to 10 MiB").
 
 The parent hosts the project's endpoint on 127.0.0.1 (no quotas, records stored) and, for each write,
 starts a fresh child driver (bench/memory.py's: ``local[2]``, N records of a size built in the JVM, each
@@ -9,10 +9,10 @@ with its id) that writes to a fresh 4-shard stream whose maximum record size is 
 ``maxRecordBytes`` = 10 MiB and otherwise the sink's defaults (queueLimitBytes 16 MiB). Meanwhile the
 parent samples the RSS of the child's JVM and of its KPL daemon and keeps the peaks; afterwards it
 checks that every id arrived. Each count of large records is written as 5 MiB records and as the
-same bytes in 100 B records, and once more as 5 MiB records without the sink's caps: the caps are
+same bytes in 100 B records, and once more as 5 MiB records without the sink's queue limits: the queue limits are
 what keeps the peaks flat as the large records grow in number.
 
-Writes bench/results/large-records.json. Everything started (children, their JVMs and daemons, the
+Writes bench/results/large-records/large-records.json. Everything started (children, their JVMs and daemons, the
 endpoint) is stopped by pid.
 """
 
@@ -68,7 +68,7 @@ def main() -> int:
     parser.add_argument("--large-counts", default="8,32", help="numbers of 5 MiB records, one write each")
     parser.add_argument("--interval", type=float, default=0.05, help="RSS sampling period (s)")
     parser.add_argument("--run-timeout", type=float, default=900.0)
-    parser.add_argument("--out", default=str(REPO / "bench/results/large-records.json"))
+    parser.add_argument("--out", default=str(REPO / "bench/results/large-records/large-records.json"))
     args = parser.parse_args()
     from spark_kpl_testing.endpoint import KinesisEndpoint
 

@@ -14,7 +14,7 @@ defaults (aggregation=executor, the benchmark's KPL tuning). Rows: keys "k<id>",
 200,000 of 1 KB, 30,000 of 10 KB.
 
 Per size and latency: records/s (median of the rounds) and its share of the same size's rate at 0
-ms; the target is >= 0.8 at +25 and +50 ms. Writes bench/results/latency.{json,png}; --report prints
+ms; the target is >= 0.8 at +25 and +50 ms. Writes bench/results/latency/latency.{json,png}; --report prints
 the table of a saved run and redraws the plot.
 """
 

@@ -10,7 +10,8 @@ parent samples, every ``--interval`` seconds, the RSS (``/proc/<pid>/statm``) of
 every ``kinesis_producer`` daemon under it, keeping the peak of the sum and of each part. After the
 child exits, the records the endpoint stored are de-aggregated and counted (every id must be there).
 
-Writes ``bench/results/memory.json`` (machine, load, command, per-run data) and ``bench/results/memory.png``.
+Writes ``bench/results/throughput/memory.json`` (machine, load, command, per-run data) and
+``bench/results/throughput/memory.png``.
 Everything started here (the child, its JVM, daemons, the endpoint) is stopped by pid, also on Ctrl-C.
 """
 
@@ -30,8 +31,9 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from spark_kpl_bench import host
+from spark_kpl_bench.processes import rss_bytes
 from spark_kpl_testing.env import loopback_env, python_path
-from spark_kpl_testing.processes import descendants, rss_bytes, stop_process_tree
+from spark_kpl_testing.processes import descendants, stop_process_tree
 
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1 << 20
@@ -325,7 +327,7 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=0.05, help="RSS sampling period (s)")
     parser.add_argument("--run-timeout", type=float, default=900.0)
     parser.add_argument("--replot", metavar="JSON", help="only redraw the PNG next to this JSON")
-    parser.add_argument("--out", default=str(REPO / "bench/results"))
+    parser.add_argument("--out", default=str(REPO / "bench/results/throughput"))
     args = parser.parse_args()
     if args.child:
         return child(json.loads(args.child))

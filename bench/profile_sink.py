@@ -27,8 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Dict, Iterable
 
+from spark_kpl_bench.processes import cpu_seconds  # noqa: E402
 from spark_kpl_testing.env import apply_loopback_env  # noqa: E402
-from spark_kpl_testing.processes import alive, cpu_seconds, descendants, jcmd, threads  # noqa: E402
+from spark_kpl_testing.processes import alive, descendants, jcmd, threads  # noqa: E402
 
 apply_loopback_env()
 

@@ -1,6 +1,7 @@
-"""Turn bench/results/throughput.json into the results tables (markdown, stdout) and bench/results/throughput.png.
+"""Turn bench/results/throughput/throughput.json into the results tables (markdown, stdout) and
+bench/results/throughput/throughput.png.
 
-python bench/report.py [bench/results/throughput.json]
+python bench/report.py [bench/results/throughput/throughput.json]
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ def extras(report: dict) -> str:
 
 
 def main() -> int:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/throughput.json"
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/throughput/throughput.json"
     report = json.loads(path.read_text())
     sections: Dict[str, str] = {
         "Throughput and memory": table(report),

@@ -10,7 +10,7 @@ timed writes. Rows: 100 B, partition key "k<id>" (all distinct, so spread evenly
 by MD5), written by the sink with aggregation=executor (grouped per shard from the stream's map).
 
 Per stream: records/s (median of the timed runs), the peak RSS of the JVM and of the KPL daemon, and
-what the endpoint stored (user records per Kinesis record). Writes bench/results/shards.{json,png};
+what the endpoint stored (user records per Kinesis record). Writes bench/results/shards/shards.{json,png};
 the targets (1,024 shards against 8: throughput >= 0.7, JVM and daemon peak RSS <= 1.5 x) are
 printed, with the table, by --report.
 """

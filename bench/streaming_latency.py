@@ -12,7 +12,7 @@ own checkpoint) until each has run --batches, so that both see the same machine.
 Spark's StreamingQueryProgress gives durationMs["addBatch"] (the sink's write, its commit included)
 and durationMs["triggerExecution"] (the whole micro-batch).
 
-Writes bench/results/streaming-latency.{json,png} and prints the table: per latency, the sink's and
+Writes bench/results/streaming-latency/streaming-latency.{json,png} and prints the table: per latency, the sink's and
 noop's p50 and p99, and the sink's extra (its percentile less noop's).
 """
 
@@ -308,7 +308,7 @@ def main() -> int:
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
     parser.add_argument("--sink-log", action="store_true",
                         help="the sink's DEBUG log (its per-micro-batch and per-task timings) into the .log file")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--out", default=str(ROOT / "bench/results/streaming-latency"))
     parser.add_argument("--report", action="store_true", help="print the table of OUT/streaming-latency.json, redraw")
     args = parser.parse_args()
     if args.cmd == "child":

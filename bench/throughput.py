@@ -3,7 +3,7 @@
 Run by bench/throughput.sh. The orchestrator (this process) hosts the project's KinesisEndpoint
 (store=False, 127.0.0.1) and starts each producer as a child process, sampling the RSS of the child's
 whole process tree (JVM, KPL daemon, Python workers) from /proc. Each child prints one JSON line per
-timed run. Writes bench/results/throughput.json and bench/results/throughput.png.
+timed run. Writes bench/results/throughput/throughput.json and bench/results/throughput/throughput.png.
 
 Producers: sink (spark_kpl.write, local[2], aggregation=executor: the task aggregates per shard);
 sink_kpl (the same with aggregation=kpl: one KPL user record per row, the KPL aggregates); kpl_loop

@@ -6,7 +6,7 @@ shaded KPL and its dependencies (``sparkkpl.shaded``) and the JVM's generated la
 file is a top-level class with its nested ones. Loaded is an upper bound of "passed through": a class
 is loaded when first named on a path that runs, and the demo's one write is the only thing that runs.
 
-    .venv/bin/python bench/write_path.py --out bench/results/write-path.json
+    .venv/bin/python bench/write_path.py --out bench/results/write-path/<name>.json
 """
 
 from __future__ import annotations

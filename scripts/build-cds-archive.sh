@@ -2,7 +2,7 @@
 # Builds a class-data archive (JDK 17's dynamic AppCDS) for the JVMs that write through the sink: runs a
 # training job with spark-submit, whose driver JVM writes every class it loaded (the JDK's, Spark's,
 # the sink's and the KPL's) to ARCHIVE when it exits. Later JVMs given -XX:SharedArchiveFile=ARCHIVE map
-# those classes instead of loading them (bench/README.md, "A JVM's first write").
+# those classes instead of loading them (bench/results/coldstart/README.md, "A JVM's first write").
 #
 #   scripts/build-cds-archive.sh ARCHIVE [spark-submit arguments: --master, --jars, the job and its arguments]
 #

@@ -4,8 +4,9 @@
 #   scripts/install.sh --demo   what scripts/demo.sh's job needs: JDK 17, Gradle and Node.js (apt), Spark 4.1
 #                               in .venv (python/requirements-demo.txt, PyPI, pinned), kinesis-local in .tools
 #                               (npm, pinned)
-#   scripts/install.sh          all of that, plus what the tests need: patchelf (apt), the test and lint tools
-#                               in .venv (python/requirements-dev.txt), and each other Spark line in
+#   scripts/install.sh          all of that, plus what the tests need: patchelf, gpg and (on x86_64) qemu-user-static
+#                               with arm64 glibc and libuuid (apt), the test, lint
+#                               and release tools in .venv (python/requirements-dev.txt), and each other Spark line in
 #                               .venv-sparkNN (python/requirements-sparkNN.txt); and the benchmarks'
 #                               harness (bench/harness) in .venv
 set -euo pipefail
@@ -30,8 +31,21 @@ command -v npm >/dev/null || missing+=(npm)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 # Tests only: rewrites copies of the KPL daemon whose loader or library cannot be found.
 $demo_only || command -v patchelf >/dev/null || missing+=(patchelf)
+# Tests only: signs the release scripts/release.sh builds (tests/packaging/test_release.py); the agent holds the key.
+$demo_only || command -v gpg >/dev/null || missing+=(gpg)
+$demo_only || command -v gpg-agent >/dev/null || missing+=(gpg-agent)
+# Tests only, on x86_64: runs the KPL's aarch64 daemon under qemu-user with Debian's arm64 libraries
+# (tests/sink/daemon/test_aarch64_daemon.py), as Graviton nodes run it.
+arm64_libraries=(libc6:arm64 libgcc-s1:arm64 libuuid1:arm64)
+if ! $demo_only && [ "$(uname -m)" = x86_64 ]; then
+  command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+  dpkg -s "${arm64_libraries[@]}" >/dev/null 2>&1 || missing+=("${arm64_libraries[@]}")
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install: apt packages ${missing[*]}"
+  case " ${missing[*]} " in
+    *:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 || as_root dpkg --add-architecture arm64 ;;
+  esac
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

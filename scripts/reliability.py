@@ -1,6 +1,8 @@
 """Reliability scenarios, run for real; writes docs/reliability.md.
 
-``scripts/reliability.sh`` (or ``.venv/bin/python scripts/reliability.py [--records N] [--out PATH]``).
+``scripts/reliability.sh`` (or ``.venv/bin/python scripts/reliability.py [--records N] [--out PATH]``). With
+``--only NAME`` (repeatable) it runs only the scenarios whose names contain one of them, and puts their rows into the
+report already at ``--out``, saying when they were run (where there is none, it writes one of only them).
 
 Each scenario writes N records (``row-<i>`` padded to 100 bytes, keys ``key-<i % 101>``) with
 ``recordId=prefix`` from PySpark (``local[2,4]``: two task threads, and Spark's task retry -- up to 4
@@ -35,7 +37,7 @@ from spark_kpl._jar import jar_path  # noqa: E402
 from spark_kpl_bench.host import bundled_kpl_version, summary  # noqa: E402
 from spark_kpl_bench.reliability.catalogue import scenarios  # noqa: E402
 from spark_kpl_bench.reliability.faults import ProcessFaults  # noqa: E402
-from spark_kpl_bench.reliability.report import render  # noqa: E402
+from spark_kpl_bench.reliability.report import render, updated  # noqa: E402
 from spark_kpl_bench.reliability.runner import run_catalogue  # noqa: E402
 
 
@@ -43,17 +45,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--out", default=str(REPO / "docs" / "reliability.md"))
-    parser.add_argument("--only", action="append", help="run only scenarios whose name contains this")
+    parser.add_argument("--only", action="append",
+                        help="run only scenarios whose name contains this, and put their rows into --out as it is")
     args = parser.parse_args(argv)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     host = summary()
     wall_start = time.monotonic()
     processes = ProcessFaults()
-    chosen = [(number, scenario) for number, scenario in enumerate(scenarios(args.records, processes))
+    catalogue = scenarios(args.records, processes)
+    chosen = [(number, scenario) for number, scenario in enumerate(catalogue)
               if not args.only or any(o in scenario.name for o in args.only)]
     results, version = run_catalogue(chosen, args.records, processes)
-    Path(args.out).write_text(render(results, args.records, started, host, version, bundled_kpl_version(jar_path()),
-                                     time.monotonic() - wall_start))
+    out = Path(args.out)
+    if args.only and out.exists():  # the chosen rows into the report of the last whole run
+        out.write_text(updated(out.read_text(), results, [s.name for s in catalogue], started, host))
+    else:
+        out.write_text(render(results, args.records, started, host, version, bundled_kpl_version(jar_path()),
+                              time.monotonic() - wall_start))
     print(f"wrote {args.out}")
     broken = [r["scenario"] for r in results if r["violations"]]
     if broken:

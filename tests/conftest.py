@@ -119,6 +119,21 @@ def endpoint() -> Iterator[KinesisEndpoint]:
         yield own
 
 
+@pytest.fixture(scope="module")
+def limits_endpoint() -> Iterator[KinesisEndpoint]:
+    """The project's endpoint held at Kinesis's own limits, data and control plane, one per test module."""
+    with KinesisEndpoint(faults=Faults.kinesis_limits()) as own:
+        yield own
+
+
+@pytest.fixture(scope="module")
+def two_core_workers() -> Iterator[StandaloneCluster]:
+    """A cluster of its own for a module's sessions: two workers of two cores, so up to four executor
+    JVMs of one core each."""
+    with StandaloneCluster(workers=2, cores_per_worker=2, memory_per_worker="2g") as standalone:
+        yield standalone
+
+
 @pytest.fixture
 def ep_stream(endpoint: KinesisEndpoint) -> Iterator[str]:
     """A fresh 2-shard stream on the endpoint; faults and outages cleared afterwards, whatever the

@@ -12,7 +12,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any, Union, overload
 
-from spark_kpl._facts import DATA_SOURCE, REPORT_OPTION, REPORTS
+from spark_kpl._facts import DATA_SOURCE, PLUGIN, REPORT_OPTION, REPORTS
 from spark_kpl._jar import JAR_ENV, __version__, jar_path
 
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ def configure(builder: "SparkSession") -> "SparkSession": ...
 
 
 def configure(builder: Union["SparkSession.Builder", "SparkSession"]) -> Union["SparkSession.Builder", "SparkSession"]:
-    """Put the spark-kpl jar on ``spark.jars`` of a ``SparkSession.builder``, and return the builder.
+    """Put the spark-kpl jar on ``spark.jars`` of a ``SparkSession.builder`` and the sink's plugin on
+    ``spark.plugins.defaultList`` (which Spark adds to ``spark.plugins``; executors then ask the driver for
+    the streams rows name instead of each describing them: docs/scaling.md), and return the builder.
 
     ``spark.jars`` only counts when a session starts. When a session is already running in this
     process (AWS Glue starts it before the job's code), its ``getOrCreate`` would return that session
@@ -140,6 +142,21 @@ def configure(builder: Union["SparkSession.Builder", "SparkSession"]) -> Union["
             raise SinkNotOnSession(_session_advice(jar))
         return builder
     assert not isinstance(builder, SparkSession)  # a session is running
-    existing = getattr(builder, "_options", {}).get("spark.jars")
-    jars = f"{existing},{jar}" if existing and jar not in existing.split(",") else (existing or jar)
-    return builder.config("spark.jars", jars)
+    builder = _appended(builder, "spark.jars", jar)
+    if PLUGIN in getattr(builder, "_options", {}).get(_PLUGINS, "").split(","):
+        return builder
+    # Spark puts this list before spark.plugins: a spark.plugins of spark-defaults.conf stays in force,
+    # which the builder's own spark.plugins would replace.
+    return _appended(builder, _DEFAULT_PLUGINS, PLUGIN)
+
+
+_PLUGINS = "spark.plugins"
+_DEFAULT_PLUGINS = "spark.plugins.defaultList"
+
+
+def _appended(builder: "SparkSession.Builder", key: str, value: str) -> "SparkSession.Builder":
+    """The builder with ``value`` added to the comma-separated list under ``key``, once."""
+    existing = getattr(builder, "_options", {}).get(key)
+    if existing and value in existing.split(","):
+        return builder
+    return builder.config(key, f"{existing},{value}" if existing else value)

@@ -53,6 +53,8 @@ class RecordIdField:
 _FACTS = _read()
 #: The name of the sink as a Spark data source (``df.write.format(...)``).
 DATA_SOURCE: str = _FACTS["dataSource"]
+#: The sink's Spark plugin class, for ``spark.plugins``.
+PLUGIN: str = _FACTS["plugin"]
 #: Every option of the sink but the KPL's properties, by the name of the JVM constant declaring it.
 OPTIONS: Dict[str, SinkOption] = {
     constant: SinkOption(option["name"], option.get("configKey", ""), option.get("choices", {}))

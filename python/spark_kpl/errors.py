@@ -1,6 +1,7 @@
 """The exceptions the sink's failures become in Python, in PySpark's hierarchy, wherever the write ran:
-:func:`spark_kpl.write`, ``df.write.format("kpl").save()`` inside :func:`translated_errors`, and a
-streaming query's failure through :func:`sink_error`; on a classic session and on Spark Connect.
+:func:`spark_kpl.write`, ``df.write.format("kpl").save()`` inside :func:`translated_errors` (or anywhere
+after :func:`install`), and a streaming query's failure through :func:`sink_error` (or raised by the
+query after :func:`install`); on a classic session and on Spark Connect.
 
 Each is a ``pyspark.errors.PySparkException``. Raised in place of a Spark error, it is an instance of that
 error's class as well (``Py4JJavaError``, a captured or a Spark Connect exception), so that an ``except``
@@ -16,13 +17,16 @@ the task's exception as text, so the tag decides there.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import json
 import re
-from typing import Any, Dict, Iterator, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, cast
 
 from pyspark.errors import AnalysisException, IllegalArgumentException, PySparkException
 
 from spark_kpl._facts import (
+    DATA_SOURCE,
     ERROR_CLASSES,
     ERROR_TAG_FIELDS,
     ERROR_TAG_OPENING,
@@ -31,7 +35,7 @@ from spark_kpl._facts import (
 )
 
 __all__ = ["ProducerFailed", "RecordsNotDelivered", "SinkNotOnSession", "SparkKplError", "StreamRecreated",
-           "WriteRefused", "sink_error", "translated_errors"]
+           "WriteRefused", "install", "sink_error", "translated_errors", "uninstall"]
 
 _TAG = re.compile(re.escape(ERROR_TAG_OPENING) + r"(\w+) ")
 #: A ``{field}`` place in the JVM's sentence.
@@ -157,8 +161,20 @@ def sink_error(error: BaseException) -> Optional[SparkKplError]:
             raise spark_kpl.errors.sink_error(error) or error
 
     Raised in place of Spark's error, the exception is an instance of Spark's error's class as well.
+    Given one of :mod:`spark_kpl`'s exceptions, returns it.
     """
-    ours = _jvm_classes_say(error) or _first_tag(str(error)) or _refusal(error)
+    if isinstance(error, SparkKplError):
+        return error
+    return _translated(error, refusals=True)
+
+
+def _translated(error: BaseException, refusals: bool) -> Optional[SparkKplError]:
+    """The sink's exception ``error`` stands for, a new one (None for an error already the sink's). With
+    ``refusals``, a Spark ``IllegalArgumentException`` or ``AnalysisException`` counts as the write refused:
+    only where the call was a write of the sink's."""
+    if isinstance(error, SparkKplError):
+        return None
+    ours = _jvm_classes_say(error) or _first_tag(str(error)) or (_refusal(error) if refusals else None)
     if ours is None:
         return None
     ours = _also_sparks(ours, error)
@@ -181,10 +197,98 @@ def translated_errors() -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        ours = sink_error(error)
+        ours = _translated(error, refusals=True)
         if ours is None:
             raise
         raise ours from error
+
+
+#: Where PySpark defines the classes :func:`install` wraps: a classic session's, then Spark Connect's
+#: (which does not import without Connect's own dependencies).
+_SESSION_PACKAGES = ("pyspark.sql", "pyspark.sql.connect")
+#: The attribute :func:`install`'s ``format`` sets on a writer: whether it writes through the sink.
+_WRITES_TO_SINK = "_spark_kpl_sink"
+#: What :func:`install` replaced, to put back: each class's own method, by class and name.
+_REPLACED: Dict[Tuple[type, str], Callable[..., Any]] = {}
+
+
+def install() -> None:
+    """From now on, in this process, raise the sink's failures as :mod:`spark_kpl` exceptions without
+    :func:`translated_errors`: from ``df.write.format("kpl")``'s ``save()`` (and ``insertInto``,
+    ``saveAsTable``), ``df.writeStream.format("kpl")``'s ``start()`` (and ``toTable``), and a streaming
+    query's ``awaitTermination()`` and ``processAllAvailable()``; on classic sessions and on Spark Connect.
+    Opt-in, as a program's first lines (``import spark_kpl.errors; spark_kpl.errors.install()``); calling it
+    again does nothing.
+
+    It wraps those methods of PySpark's writers and queries, not PySpark's error conversion: any other call
+    raises what it did. A writer's ``IllegalArgumentException`` or ``AnalysisException`` counts as the write
+    refused only when the writer's format is ``kpl``; any writer's or query's tagged failure of the sink
+    (a table created ``USING kpl`` written with ``insertInto``) is the sink's exception.
+
+    >>> spark_kpl.errors.install()  # doctest: +SKIP
+    >>> df.write.format("kpl").option("streamName", "clicks").mode("append").save()  # doctest: +SKIP
+    Traceback (most recent call last):
+    spark_kpl.errors.RecordsNotDelivered: Row 3 of Spark partition 0: Kinesis finally failed the record ...
+    """
+    if _REPLACED:
+        return
+    for writer in _defined("readwriter", "DataFrameWriter") + _defined("streaming.readwriter", "DataStreamWriter"):
+        # By the method itself: its name is also the sink option's, which only spark_kpl._facts spells.
+        _replace(writer, cast(Any, writer).format.__name__, _noting_the_format)
+        for method in ("save", "insertInto", "saveAsTable", "start", "toTable"):
+            if method in writer.__dict__:
+                _replace(writer, method, _translating(refusals_where_format_is_kpl=True))
+    for query in _defined("streaming.query", "StreamingQuery"):
+        for method in ("awaitTermination", "processAllAvailable"):
+            _replace(query, method, _translating(refusals_where_format_is_kpl=False))
+
+
+def uninstall() -> None:
+    """Undo :func:`install`: PySpark's methods raise Spark's own errors again."""
+    for (cls, name), original in _REPLACED.items():
+        setattr(cls, name, original)
+    _REPLACED.clear()
+
+
+def _defined(module: str, name: str) -> List[type]:
+    """The class ``name`` of PySpark's ``module`` for a classic session and, where it imports, for Spark Connect."""
+    classes = []
+    for package in _SESSION_PACKAGES:
+        try:
+            classes.append(getattr(importlib.import_module(f"{package}.{module}"), name))
+        except ImportError:
+            continue
+    return classes
+
+
+def _replace(cls: type, name: str, wrapper: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    original = cls.__dict__[name]
+    _REPLACED[(cls, name)] = original
+    setattr(cls, name, functools.wraps(original)(wrapper(original)))
+
+
+def _noting_the_format(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A writer's ``format`` that also notes whether the writer writes through the sink (``save(format=...)``
+    calls it as well)."""
+    def noted_format(self: Any, source: str) -> Any:
+        setattr(self, _WRITES_TO_SINK, isinstance(source, str) and source.lower() == DATA_SOURCE)
+        return original(self, source)
+    return noted_format
+
+
+def _translating(refusals_where_format_is_kpl: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+        def translated(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(self, *args, **kwargs)
+            except Exception as error:
+                refusals = refusals_where_format_is_kpl and getattr(self, _WRITES_TO_SINK, False)
+                ours = _translated(error, refusals)
+                if ours is None:
+                    raise
+                raise ours from error
+        return translated
+    return wrapper
 
 
 def _jvm_classes_say(error: BaseException) -> Optional[SparkKplError]:

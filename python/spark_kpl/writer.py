@@ -17,7 +17,8 @@ ColumnLike = Union[str, "Column"]
 
 #: The sink's column for each column argument of :func:`write`.
 _SINK_COLUMNS = dict(data=SINK_COLUMNS["DATA"], partition_key=SINK_COLUMNS["PARTITION_KEY"],
-                     explicit_hash_key=SINK_COLUMNS["EXPLICIT_HASH_KEY"], target_stream=SINK_COLUMNS["STREAM_NAME"])
+                     explicit_hash_key=SINK_COLUMNS["EXPLICIT_HASH_KEY"], target_stream=SINK_COLUMNS["STREAM_NAME"],
+                     target_stream_arn=SINK_COLUMNS["STREAM_ARN"])
 _STREAM, _FORMAT = OPTIONS["STREAM_NAME"], OPTIONS["FORMAT"]
 #: The format whose record is the data column; the others serialize every column of the row.
 _RAW = _FORMAT.choices["RAW"]
@@ -108,11 +109,13 @@ def write(
     partition_key: Optional[ColumnLike] = None,
     explicit_hash_key: Optional[ColumnLike] = None,
     target_stream: Optional[ColumnLike] = None,
+    target_stream_arn: Optional[ColumnLike] = None,
     **options: Any,
 ) -> WriteResult:
     """Write ``df`` to the Kinesis stream ``stream`` through the KPL, and wait for every record.
 
-    ``stream`` may be None when ``target_stream`` names each row's stream or the session sets the
+    ``stream`` may be None when ``target_stream`` (by name) or ``target_stream_arn`` (by ARN) names each
+    row's stream, the ``streamArn`` option names the stream, or the session sets the
     ``spark.kpl.streamName`` config key.
 
     Each column argument takes a column name or a ``Column`` expression; ``data`` defaults to the
@@ -157,14 +160,15 @@ def write(
     # The write's own resolution, spark.kpl.* keys included, kept by the JVM for the write under its
     # result key; a bad option fails here already.
     settings = _resolve(spark, java_options)
-    if target_stream is None and _STREAM.config_key not in settings:
-        raise WriteRefused("give a stream, or target_stream naming each row's stream, or set the "
-                           f"{_STREAM.config_key} config key")
+    if target_stream is None and target_stream_arn is None and _STREAM.config_key not in settings:
+        raise WriteRefused("give a stream, or target_stream (or target_stream_arn) naming each row's stream, or "
+                           f"set the {_STREAM.config_key} config key")
     serializes_row = settings[_FORMAT.config_key] != _RAW
     if serializes_row and data is not None:
         raise WriteRefused(f"data is for {_FORMAT.name}='{_RAW}': with {_FORMAT.name} "
                            f"{settings[_FORMAT.config_key]} every column of df is the record")
-    arguments = dict(partition_key=partition_key, explicit_hash_key=explicit_hash_key, target_stream=target_stream)
+    arguments = dict(partition_key=partition_key, explicit_hash_key=explicit_hash_key, target_stream=target_stream,
+                     target_stream_arn=target_stream_arn)
     if not serializes_row:
         arguments.update(data=SINK_COLUMNS["DATA"] if data is None else data)
         # Only the arguments' columns are selected: df's own key column would be dropped without a word.

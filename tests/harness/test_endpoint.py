@@ -7,6 +7,7 @@ import hashlib
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections import Counter
 
@@ -16,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ConnectionClosedErro
 import spark_kpl
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
+from spark_kpl_testing.endpoint.faults import ControlPlaneLimits
 from spark_kpl_testing.polling import wait_for
 
 #: The project's Kinesis endpoint, a test double: no Spark line changes it, so scripts/test.sh runs
@@ -114,6 +116,61 @@ def test_boto3_sees_each_fault(endpoint, ep_stream):
     errors = endpoint.call_errors
     assert errors["ConnectionReset"] >= 1 and errors["Outage"] >= 1
     assert endpoint.record_errors["ProvisionedThroughputExceededException"] >= 80
+
+
+def refused_in_a_burst(call, count):
+    """Make ``count`` calls back to back: the error answers of those refused, and the seconds they all took."""
+    started, refused = time.monotonic(), []
+    for _ in range(count):
+        try:
+            call()
+        except ClientError as error:
+            refused.append(error.response)
+    return refused, time.monotonic() - started
+
+
+def test_control_plane_limits_refuse_a_burst_past_them_as_kinesis_does():
+    with KinesisEndpoint({"s": 1}, faults=Faults(control_plane_limits=True)) as own:
+        client = own.client()
+        described, described_in = refused_in_a_burst(lambda: client.describe_stream_summary(StreamName="s"), 40)
+        listed, listed_in = refused_in_a_burst(client.list_streams, 10)
+        # Each bucket holds one second of calls (20 and 5) and refills at that rate while the burst lasts.
+        assert 20 - 20 * described_in - 1 <= len(described) <= 20, (len(described), described_in)
+        assert 5 - 5 * listed_in - 1 <= len(listed) <= 5, (len(listed), listed_in)
+        assert described and listed
+        for answer in described + listed:
+            assert answer["ResponseMetadata"]["HTTPStatusCode"] == 400
+            assert answer["Error"]["Code"] == "LimitExceededException"
+        # Kinesis names the call's stream, though the limit is the account's, and the account for a call naming none.
+        assert described[0]["Error"]["Message"] == "Rate exceeded for stream s under account 000000000000."
+        assert listed[0]["Error"]["Message"] == "Rate exceeded for account 000000000000."
+        assert own.limits_exceeded == {"DescribeStreamSummary": len(described), "ListStreams": len(listed)}
+        assert own.calls == {"DescribeStreamSummary": 40, "ListStreams": 10}
+        assert own.stats()["limits_exceeded"] == own.limits_exceeded
+        assert own.call_errors == {"LimitExceededException": len(described) + len(listed)}
+        own.reset_counters()
+        assert own.limits_exceeded == {}
+
+
+def test_control_plane_limits_are_off_unless_asked_for(endpoint, ep_stream):
+    assert not Faults().control_plane_limits and Faults.kinesis_limits().control_plane_limits
+    assert not Faults.kinesis_limits(control_plane_limits=False).control_plane_limits
+    endpoint.reset_counters()
+    client = endpoint.client()
+    refused, _ = refused_in_a_burst(lambda: client.describe_stream_summary(StreamName=ep_stream), 40)
+    assert not refused and not endpoint.limits_exceeded
+    assert endpoint.calls["DescribeStreamSummary"] == 40
+
+
+def test_control_plane_limits_count_list_shards_per_stream_and_describes_per_account():
+    limits, at = ControlPlaneLimits(), 100.0
+    for stream in ("a", "b"):  # each stream its own 1,000 a second
+        assert not any(limits.refuses("ListShards", stream, at) for _ in range(1000))
+        assert limits.refuses("ListShards", stream, at)
+    passed = sum(not limits.refuses("DescribeStreamSummary", stream, at) for stream in ("a", "b") * 20)
+    assert passed == 20  # the account's 20, whichever streams the calls name
+    assert sum(not limits.refuses("DescribeStreamSummary", "a", at + 0.5) for _ in range(20)) == 10  # half a second's
+    assert not any(limits.refuses("PutRecords", "a", at) for _ in range(5000))  # a data-plane call: not limited here
 
 
 def threads_left_by(before):
@@ -265,3 +322,16 @@ def test_unknown_stream_fails_the_write_naming_it(spark, endpoint):
     message = str(failure.value)
     assert "stream 'no-such-stream'" in message
     assert "ResourceNotFoundException" in message
+
+
+def test_call_faults_fall_only_on_the_streams_named():
+    from spark_kpl_testing.endpoint.faults import FaultInjector
+
+    faults = FaultInjector(Faults(latency=20.0, operations=frozenset({"ListShards"}), streams=frozenset({"slow"})))
+    by_name = b'{"StreamName": "slow", "MaxResults": 1}'
+    by_arn = b'{"StreamARN": "arn:aws:kinesis:us-east-1:000000000000:stream/slow"}'
+    assert faults.call_fault("ListShards", by_name).latency == 20.0
+    assert faults.call_fault("ListShards", by_arn).latency == 20.0
+    assert faults.call_fault("ListShards", b'{"StreamName": "fast"}').latency == 0.0
+    assert faults.call_fault("ListShards", b'{"NextToken": "t"}').latency == 0.0
+    assert faults.call_fault("DescribeStreamSummary", by_name).latency == 0.0

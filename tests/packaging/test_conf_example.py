@@ -140,6 +140,7 @@ def own_daemon_and_profile_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy
         "spark.kpl.TempDirectory": str(tmp / "kpl-temp"),
         "spark.kpl.awsProfile": "conf-example",
         "spark.kpl.format": "json",
+        "spark.kpl.ordering": "key",
         "spark.kpl.ProxyHost": "127.0.0.1",
         "spark.kpl.ProxyPort": str(proxy.port),
         "spark.kpl.ProxyUserName": PROXY_USER,
@@ -154,6 +155,8 @@ def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str
         "spark.kpl.awsRoleArn": "arn:aws:iam::123456789012:role/conf-example",
         "spark.kpl.awsRoleSessionName": "conf-example-session",
         "spark.kpl.awsStsEndpoint": "https://127.0.0.1:1",
+        # the role's account, the endpoint's region and the stream streamName names, as the sink requires
+        "spark.kpl.streamArn": f"arn:aws:kinesis:{endpoint.region}:123456789012:stream/{stream}",
         # Resolved here: file 1 sets the KPL's own aggregation properties, which aggregation=executor refuses.
         "spark.kpl.aggregation": "kpl",
     }

@@ -1,6 +1,7 @@
 """The option reference, the config example and the Python package's sink_facts.json are generated
 from the JVM declarations and must match them, so neither the docs nor Python can drift from the code;
-README's first write runs as it stands there."""
+README's first write runs as it stands there; every link between the repository's documents leads
+somewhere."""
 
 from __future__ import annotations
 
@@ -132,3 +133,53 @@ def test_the_readmes_first_write_runs_as_pasted(tmp_path):
                 for i in range(1000)}
     assert set(copies) == expected, f"missing {len(expected - set(copies))}, unexpected {len(set(copies) - expected)}"
     assert set(copies.values()) == {2}, f"copies per row, two writes: {Counter(copies.values())}"
+
+
+
+def test_the_readmes_opening_write_to_kinesis_runs_as_pasted(tmp_path):
+    """The write at README's top, against Kinesis itself, as it stands there: the project's endpoint serves
+    its region and stream, and reaches the KPL the way a cluster's settings do, from spark-defaults.conf
+    in $SPARK_CONF_DIR (with the master); every row arrives once with its key."""
+    example = marked_block(REPO / "README.md", "first-write-kinesis", "python")
+    with KinesisEndpoint({"clicks": 2}, region="eu-west-1") as kinesis:
+        (tmp_path / "first_write.py").write_text(example)
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        settings = {"spark.master": "local[2]", "spark.ui.enabled": "false",
+                    **{f"spark.kpl.{name}": value for name, value in kinesis.kpl_options().items()}}
+        (conf / "spark-defaults.conf").write_text("".join(f"{key} {value}\n" for key, value in settings.items()))
+        env = {**loopback_env(), "PYTHONPATH": python_path(), "SPARK_CONF_DIR": str(conf), "SPARK_LOCAL_IP": LOOPBACK}
+        run = subprocess.run([sys.executable, "first_write.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-4000:]
+        copies = Counter((record.data, record.partition_key) for record in kinesis.records("clicks"))
+    assert copies == Counter({(f"click-{i}".encode(), f"user-{i % 10}"): 1 for i in range(1000)})
+
+#: A Markdown link's target: ``[text](target)``, an address outside the repository left out.
+_LINK = re.compile(r"\]\((?!https?://|mailto:)([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown heading gets: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(markdown: Path) -> set:
+    text = re.sub(r"(?ms)^```.*?^```", "", markdown.read_text())
+    return {_anchor(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+
+
+def test_every_link_between_the_repositorys_documents_finds_its_file_and_heading():
+    # python/README.md is a link to README.md, whose links are relative to the top.
+    documents = [path for path in REPO.rglob("*.md") if not path.is_symlink() and not any(
+        part.startswith(".") or part in ("build", "node_modules") for part in path.relative_to(REPO).parts)]
+    broken = []
+    for document in documents:
+        for target in _LINK.findall(document.read_text()):
+            path, _, anchor = target.partition("#")
+            linked = (document.parent / path).resolve() if path else document
+            if not linked.exists():
+                broken.append(f"{document.relative_to(REPO)}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{document.relative_to(REPO)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)

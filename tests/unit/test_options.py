@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import spark_kpl
+from spark_kpl._facts import PLUGIN
 from spark_kpl.writer import _java_options
 
 
@@ -47,6 +48,17 @@ def test_configure_adds_the_jar_to_spark_jars_once(no_session: None) -> None:
     assert spark_kpl.configure(builder())._options["spark.jars"] == jar
     assert spark_kpl.configure(builder({"spark.jars": "other.jar"}))._options["spark.jars"] == f"other.jar,{jar}"
     assert spark_kpl.configure(builder({"spark.jars": jar}))._options["spark.jars"] == jar
+
+
+def test_configure_adds_the_plugin_beside_those_of_spark_plugins_once(no_session: None) -> None:
+    plugins = "spark.plugins.defaultList"
+
+    assert spark_kpl.configure(builder())._options[plugins] == PLUGIN
+    assert spark_kpl.configure(builder({plugins: "other.Plugin"}))._options[plugins] == f"other.Plugin,{PLUGIN}"
+    assert spark_kpl.configure(builder({plugins: PLUGIN}))._options[plugins] == PLUGIN
+    given = spark_kpl.configure(builder({"spark.plugins": f"other.Plugin,{PLUGIN}"}))._options
+    assert plugins not in given and given["spark.plugins"] == f"other.Plugin,{PLUGIN}"
+    assert "spark.plugins" not in spark_kpl.configure(builder())._options  # spark-defaults.conf's stays in force
 
 
 def test_configure_refuses_a_connect_builder_saying_where_the_jar_goes(no_session: None) -> None:

@@ -17,10 +17,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 from spark_kpl_testing.polling import poll_until
 
 __all__ = [
-    "ProcessStat", "age_seconds", "alive", "anonymous_mappings", "cmdline", "cpu_seconds", "daemons_placed_in",
-    "descendants", "driver_jvm_pid", "environment", "executable", "fixed_heap_flags", "jcmd", "live_children",
-    "log_tail", "process_stat", "process_table", "rss_bytes", "running_from", "stop_process_tree", "stop_processes",
-    "terminate", "threads", "wait_gone",
+    "ProcessStat", "age_seconds", "alive", "anonymous_mappings", "cmdline", "daemons_placed_in", "descendants",
+    "driver_jvm_pid", "environment", "executable", "jcmd", "live_children", "log_tail", "process_stat",
+    "process_table", "runs_from", "stop_process_tree", "stop_processes", "terminate", "threads", "wait_gone",
 ]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -139,12 +138,6 @@ def alive(pid: int, start_ticks: Optional[int] = None) -> bool:
     return found is not None and not found.gone and start_ticks in (None, found.start_ticks)
 
 
-def running_from(folder: Path) -> List[int]:
-    """Pids of every running process whose binary lies in ``folder``, whoever its parent is now (a daemon
-    its JVM left behind belongs to init)."""
-    return sorted(pid for pid in process_table() if _runs_from(pid, folder))
-
-
 def executable(pid: int) -> Optional[Path]:
     """The binary ``pid`` runs; None once it has exited, or if it is not ours to read."""
     try:
@@ -153,7 +146,8 @@ def executable(pid: int) -> Optional[Path]:
         return None
 
 
-def _runs_from(pid: int, folder: Path) -> bool:
+def runs_from(pid: int, folder: Path) -> bool:
+    """Whether ``pid`` runs a binary that lies in ``folder``."""
     binary = executable(pid)
     return binary is not None and str(binary).startswith(f"{folder}{os.sep}")
 
@@ -162,15 +156,7 @@ def daemons_placed_in(parents: Iterable[int], folder: Path) -> List[int]:
     """Pids of the running KPL daemons, children of ``parents``, whose binary lies in ``folder``
     (a write's own ``nativeDir`` tells its daemons from those of other writes)."""
     return [daemon for parent in parents for daemon in live_children(parent, "kinesis_producer")
-            if _runs_from(daemon, folder)]
-
-
-def rss_bytes(pid: int) -> int:
-    """Resident set size of ``pid`` now; 0 once it has exited."""
-    try:
-        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return 0
+            if runs_from(daemon, folder)]
 
 
 def age_seconds(pid: int) -> float:
@@ -180,12 +166,6 @@ def age_seconds(pid: int) -> float:
         raise ProcessLookupError(pid)
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     return uptime - found.start_ticks / _TICKS
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time ``pid`` has used so far (user and system); 0 once it has exited."""
-    found = process_stat(pid)
-    return found.cpu_seconds if found else 0.0
 
 
 def threads(pid: int) -> Dict[int, ProcessStat]:
@@ -233,12 +213,6 @@ def _signal_each(pids: Mapping[int, int], sig: int) -> None:
                 os.kill(pid, sig)
             except OSError:
                 pass  # exited meanwhile
-
-
-def fixed_heap_flags(heap: str) -> List[str]:
-    """JVM flags, beside ``-Xmx<heap>``, that commit and touch the whole heap at start: the JVM's RSS is
-    then the heap plus native memory, and does not follow how much of the heap G1 chooses to commit."""
-    return [f"-Xms{heap}", "-XX:+AlwaysPreTouch"]
 
 
 def jcmd(pid: int, *command: str, timeout: float) -> str:

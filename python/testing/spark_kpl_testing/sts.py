@@ -1,5 +1,6 @@
 """A loopback STS endpoint that answers ``AssumeRole`` and ``AssumeRoleWithWebIdentity`` with temporary
-credentials a :class:`~spark_kpl_testing.endpoint.KinesisEndpoint` then accepts.
+credentials a :class:`~spark_kpl_testing.endpoint.KinesisEndpoint` then accepts, and ``GetCallerIdentity``
+of its long-term callers (a user of the endpoint's one account).
 
 It checks each AssumeRole call's SigV4 signature (service ``sts``) against the long-term credentials it
 was given, and each AssumeRoleWithWebIdentity call's token against those it was given, as STS does, and
@@ -83,6 +84,17 @@ class StsEndpoint(LoopbackHttpService):
         #: The temporary credentials handed out, oldest first.
         self.issued: List[Credentials] = []
 
+    def _caller_identity(self, headers: Any, path: str, body: bytes) -> str:
+        """GetCallerIdentity of a caller signing with known long-term credentials: a user of :data:`ACCOUNT`."""
+        try:
+            key = self._verifier.verify("POST", path, headers, body, "sts").access_key_id
+        except SignatureRejected as rejected:
+            raise SignatureRejected(_STS_CODES.get(rejected.code, rejected.code), rejected.message, 403) from None
+        return (f'<GetCallerIdentityResponse xmlns="{_NAMESPACE}"><GetCallerIdentityResult>'
+                f"<Arn>arn:aws:iam::{ACCOUNT}:user/{escape(key)}</Arn><UserId>AIDA{escape(key)}</UserId>"
+                f"<Account>{ACCOUNT}</Account></GetCallerIdentityResult><ResponseMetadata>"
+                f"<RequestId>{secrets.token_hex(16)}</RequestId></ResponseMetadata></GetCallerIdentityResponse>")
+
     def _answer(self, headers: Any, path: str, body: bytes) -> str:
         """The XML answer to AssumeRole (signed by known credentials) or AssumeRoleWithWebIdentity
         (unsigned, carrying a known token), or :class:`SignatureRejected` (status, code and message)."""
@@ -97,6 +109,8 @@ class StsEndpoint(LoopbackHttpService):
                 caller = "user/" + self._verifier.verify("POST", path, headers, body, "sts").access_key_id
             except SignatureRejected as rejected:
                 raise SignatureRejected(_STS_CODES.get(rejected.code, rejected.code), rejected.message, 403) from None
+        elif action == "GetCallerIdentity":
+            return self._caller_identity(headers, path, body)
         else:
             raise SignatureRejected("InvalidAction", f"Could not find operation {action} for version "
                                     f"{form.get('Version')}")

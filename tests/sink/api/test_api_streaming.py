@@ -83,6 +83,19 @@ def test_a_named_query_writes_every_record_once(spark, kinesis, stream, tmp_path
     assert sorted(r.data for r in kinesis.read_records(stream)) == expected(range(2))
 
 
+def test_start_with_a_path_writes_to_the_stream_it_names(spark, kinesis, stream, tmp_path):
+    """writeStream...start("clicks") works as .option("streamName", "clicks").start()."""
+    source = str(tmp_path / "source")
+    os.makedirs(source)
+    add_file(source, 0)
+    query = (spark.readStream.schema("data string").json(source)
+             .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .options(**kinesis.kpl_options()).trigger(availableNow=True).start(stream))
+    query.awaitTermination()
+    assert query.exception() is None
+    assert sorted(r.data for r in kinesis.read_records(stream)) == expected([0])
+
+
 def test_a_write_name_is_refused_for_a_streaming_query(spark, kinesis, stream, tmp_path):
     """A streaming query's records carry its own id, which its checkpoint keeps."""
     source = str(tmp_path / "source")
@@ -95,3 +108,20 @@ def test_a_write_name_is_refused_for_a_streaming_query(spark, kinesis, stream, t
     with pytest.raises(Exception, match="'writeName' is for batch writes"):
         query.awaitTermination()
     assert kinesis.read_records(stream) == []
+
+
+def test_a_query_resolves_its_write_once_for_all_its_micro_batches(spark, kinesis, stream, tmp_path, jvm_log):
+    """Spark asks the query's table for a new write at every micro-batch: the table keeps the query's."""
+    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
+    os.makedirs(source)
+    for number in range(20):
+        add_file(source, number)
+    log4j = spark.sparkContext._jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setLevel("sparkkpl.spark.KplTable", log4j.Level.DEBUG)
+    try:
+        query = run_until_caught_up(spark, source, checkpoint, stream, kinesis)
+    finally:
+        log4j.core.config.Configurator.setLevel("sparkkpl.spark.KplTable", log4j.Level.INFO)
+    assert len([p for p in query.recentProgress if p["numInputRows"]]) == 20
+    assert jvm_log.toString().count(f"Write {query.id} resolved") == 1
+    assert sorted(dedup.strip(r.data) for r in kinesis.read_records(stream)) == expected(range(20))

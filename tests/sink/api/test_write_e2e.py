@@ -84,6 +84,20 @@ def test_config_keys_configure_the_producer_and_options_win(spark, kinesis, stre
     assert_exactly_once(kinesis, stream, numbered_expected(300))
 
 
+def test_save_with_a_path_writes_to_the_stream_it_names(spark, kinesis, stream):
+    """save("clicks") works as .option("streamName", "clicks").save(), as delta takes a path."""
+    numbered_rows(spark, 300, 2).write.format("kpl").options(**kinesis.kpl_options()).mode("append").save(stream)
+    assert_exactly_once(kinesis, stream, numbered_expected(300))
+
+
+def test_a_path_and_another_stream_name_are_refused_naming_both(spark, kinesis, stream):
+    with pytest.raises(IllegalArgumentException, match=f"two streams: '{stream}' as the path .* and 'views' as "
+                       "the option 'streamName'"):
+        numbered_rows(spark, 10, 1).write.format("kpl").option("streamName", "views") \
+            .options(**kinesis.kpl_options()).mode("append").save(stream)
+    assert kinesis.read_records(stream) == []
+
+
 def test_unknown_option_is_an_error_naming_it(spark, kinesis, stream):
     with pytest.raises(spark_kpl.WriteRefused, match="option 'RecordMaxBuferedTime'"):
         spark_kpl.write(numbered_rows(spark, 10, 1), stream, RecordMaxBuferedTime=100, **kinesis.kpl_options())

@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import spark_kpl
+from spark_kpl.errors import translated_errors
 from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.endpoint.policy import granted_actions
 from spark_kpl_testing.polling import wait_for
@@ -120,3 +121,25 @@ def test_without_list_shards_the_documented_ways_out_deliver_every_row(spark, en
         rows = rows.drop("partitionKey")  # the sink chooses the keys: the frame has none of its own to use
     result = spark_kpl.write(rows, ep_stream, **options)
     assert result.records_written == 500 and len(endpoint.records(ep_stream)) == 500
+
+
+def test_rows_naming_a_stream_that_cannot_be_described_fail_where_the_kpl_would_aggregate_them(
+        spark, endpoint, ep_stream, granted):
+    """A stream rows name whose description is refused has an unknown incarnation: the task builds no
+    aggregates for it (a record alone is always read), but the KPL's own aggregates would be built on its
+    daemon's map, which a reused daemon may hold of a stream created again. Before, that write reported
+    every row written."""
+    from pyspark.sql import functions as F
+
+    granted(WRITER - {"kinesis:DescribeStreamSummary"})
+    rows = numbered_rows(spark, 200).withColumn("streamName", F.lit(ep_stream))
+    with pytest.raises(spark_kpl.SparkKplError, match=rf"Rows name stream '{ep_stream}', which could not be described "
+                       r"\(.*AccessDeniedException.*\): with the KPL's own aggregation \(aggregation=kpl\)"):
+        with translated_errors():
+            rows.write.format("kpl").options(aggregation="kpl", **endpoint.kpl_options()).mode("append").save()
+    assert endpoint.records(ep_stream) == []
+
+    # aggregation=executor (the default): each row alone
+    rows.write.format("kpl").options(**endpoint.kpl_options()).mode("append").save()
+    report = compare(numbered_expected(200), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
+    assert report.exactly_once, report.summary()

@@ -1,4 +1,4 @@
-"""The outstanding-records cap turns a producer faster than Kinesis into backpressure, and every
+"""The queue limit (queueLimit) turns a producer faster than Kinesis into backpressure, and every
 executor JVM runs one producer (one native daemon) however many tasks it runs."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from spark_kpl_testing.delivery import compare, numbered_expected, numbered_rows
 from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.processes import driver_jvm_pid, live_children
 
-#: The queue caps between the sink and the KPL: no Spark line changes them, so scripts/test.sh
+#: The queue limits between the sink and the KPL: no Spark line changes them, so scripts/test.sh
 #: runs it on the 4.1 line only.
 pytestmark = pytest.mark.one_spark_line
 

@@ -1,7 +1,7 @@
 """Several writes in one application: each runs with its own settings and commits its own records.
 
 The rule (docs/backpressure.md, "Several writes in one application"): writes share an executor's producer only when
-every KPL property and every producer-shaping option (queue caps, credentials, nativeDir, idle and
+every KPL property and every producer-shaping option (queue limits, credentials, nativeDir, idle and
 shutdown timeouts) is equal; streaming queries keep their committed batches per query.
 """
 
@@ -24,13 +24,13 @@ def test_two_writes_with_different_queue_caps_run_on_their_own_producers(spark, 
     first, first_outcome = write_in_background(spark, numbered_rows(spark, rows, partitions=2), stream,
                                                queueLimit=str(small_cap), **kinesis.kpl_options())
     second, second_outcome = write_in_background(spark, second_rows, stream, **kinesis.kpl_options())
-    caps = set()
+    queue_limits = set()
     while first.is_alive() or second.is_alive():  # local[2]: the writes' tasks may take turns
-        caps |= {int(s["spark.kpl.queueLimit"]) for s in spark_kpl.producer_settings(spark)}
+        queue_limits |= {int(s["spark.kpl.queueLimit"]) for s in spark_kpl.producer_settings(spark)}
         time.sleep(0.1)
 
     assert "error" not in first_outcome and "error" not in second_outcome, (first_outcome, second_outcome)
-    assert caps == {small_cap, 100_000}, "one producer per queue cap"
+    assert queue_limits == {small_cap, 100_000}, "one producer per queue limit"
     small, default = first_outcome["result"], second_outcome["result"]
     assert small.records_written == default.records_written == rows
     assert small.peak_outstanding_records <= small_cap, "the capped write never ran on the other's producer"

@@ -19,7 +19,7 @@ import pytest
 
 import spark_kpl
 from spark_kpl_testing.delivery import compare
-from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
+from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, KinesisEndpoint
 
 from conftest import _session
 
@@ -28,12 +28,6 @@ FLOOR_SLACK = 1.25
 ROW_BYTES = 1_000
 WIDE_SHARDS = 32
 HOT_KEY = "hot-key"
-
-
-@pytest.fixture(scope="module")
-def limits_endpoint() -> Iterator[KinesisEndpoint]:
-    with KinesisEndpoint(faults=Faults.kinesis_limits()) as own:
-        yield own
 
 
 #: Producers writing into one shard at once in the test of many producers: one write, one task each.
@@ -146,7 +140,7 @@ def test_thirty_two_producers_on_one_shard_at_its_limits_neither_expire_nor_slow
         try:
             own_rows = keyed_rows(local_spark, rows_each, 0, partitions=1)
             rows = own_rows.selectExpr(f"concat('p{index}-', data) AS data", "partitionKey")
-            # A queueLimit of its own: a producer of its own, at the default caps within 1 %.
+            # A queueLimit of its own: a producer of its own, at the default queue limits within 1 %.
             results[index] = spark_kpl.write(rows, stream, partition_key="partitionKey",
                                              queueLimit=str(100_000 - index), **limits_endpoint.kpl_options())
         except BaseException as error:  # noqa: B036 - reported below, with the others' results

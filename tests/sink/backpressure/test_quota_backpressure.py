@@ -9,33 +9,19 @@ together: they use a cluster of their own rather than the ``cluster`` fixture, a
 from __future__ import annotations
 
 import time
-from typing import Iterator
 
 import pytest
 
 import spark_kpl
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.delivery import compare
-from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, Faults, KinesisEndpoint
+from spark_kpl_testing.endpoint import KINESIS_SHARD_BYTES_PER_SECOND, KinesisEndpoint
 
 from conftest import _session
 
 KEYS = 101
 #: The shard's byte ceiling the writes must reach, as a share: what the issue asks.
 GOODPUT_SHARE = 0.9
-
-
-@pytest.fixture(scope="module")
-def quota_endpoint() -> Iterator[KinesisEndpoint]:
-    with KinesisEndpoint(faults=Faults.kinesis_limits()) as own:
-        yield own
-
-
-@pytest.fixture(scope="module")
-def two_core_workers() -> Iterator[StandaloneCluster]:
-    """Two workers of two cores: up to four executor JVMs of one core each."""
-    with StandaloneCluster(workers=2, cores_per_worker=2, memory_per_worker="2g") as standalone:
-        yield standalone
 
 
 def padded_rows(spark, count: int, size: int, partitions: int):
@@ -57,9 +43,9 @@ def padded_expected(count: int, size: int):
     (4, 450_000, 100),
 ], ids=["1-executor-1KB", "4-executors-100B"])
 def test_a_write_held_at_one_shards_quota_waits_and_never_expires(
-        two_core_workers: StandaloneCluster, quota_endpoint: KinesisEndpoint, executors: int, count: int, size: int):
+        two_core_workers: StandaloneCluster, limits_endpoint: KinesisEndpoint, executors: int, count: int, size: int):
     stream = f"quota-{executors}-{size}"
-    quota_endpoint.create_stream(stream, shards=1)
+    limits_endpoint.create_stream(stream, shards=1)
     spark = _session(two_core_workers.master_url, {
         **two_core_workers.spark_conf(),
         "spark.executor.cores": "1",
@@ -71,16 +57,16 @@ def test_a_write_held_at_one_shards_quota_waits_and_never_expires(
         rows = padded_rows(spark, count, size, partitions=executors).persist()  # every row in flight at once
         rows.count()
         assert spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 == executors  # the driver aside
-        quota_endpoint.reset_counters()
-        result = spark_kpl.write(rows, stream, partition_key="partitionKey", **quota_endpoint.kpl_options())
+        limits_endpoint.reset_counters()
+        result = spark_kpl.write(rows, stream, partition_key="partitionKey", **limits_endpoint.kpl_options())
         finished = time.time()
-        stats = quota_endpoint.stats()
-        first_put = quota_endpoint.first_put_at
+        stats = limits_endpoint.stats()
+        first_put = limits_endpoint.first_put_at
     finally:
         spark.stop()
 
     assert (result.records_written, result.records_failed) == (count, 0), result
-    report = compare(padded_expected(count, size), ((r.data, r.partition_key) for r in quota_endpoint.records(stream)))
+    report = compare(padded_expected(count, size), ((r.data, r.partition_key) for r in limits_endpoint.records(stream)))
     assert report.exactly_once, report.summary()
     assert first_put is not None
     goodput = stats["bytes_received"] / (finished - first_put)
@@ -90,4 +76,4 @@ def test_a_write_held_at_one_shards_quota_waits_and_never_expires(
     print(f"\n{executors} executor(s), {count} x {size} B: {goodput / 2**20:.3f} MiB/s into the shard over "
           f"{finished - first_put:.1f} s, peak outstanding {result.peak_outstanding_bytes} B, blocked "
           f"{result.blocked_ms} ms, {stats['records_rejected']} throttled")
-    quota_endpoint.delete_stream(stream)
+    limits_endpoint.delete_stream(stream)

@@ -1,7 +1,7 @@
 """The daemon the sink places starts through the launcher placed beside it, with glibc's allocator
 set to hand back what the daemon frees: left at glibc's defaults its peak RSS at 1,024 shards was
-about twice its peak at 8, and about half of it memory already freed (bench/README.md, "The daemon's
-allocator")."""
+about twice its peak at 8, and about half of it memory already freed
+(bench/results/daemon-allocator/README.md, "The daemon's allocator")."""
 
 from __future__ import annotations
 

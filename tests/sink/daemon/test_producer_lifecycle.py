@@ -29,8 +29,10 @@ def as_arguments(options) -> list:
 
 def test_a_normal_jvm_exit_delivers_every_accepted_record(kinesis, stream, tmp_path, test_programs):
     count = 3000
-    # A long buffering time: without the shutdown flush, nothing would be sent before exit.
-    options = {**kinesis.kpl_options(), "RecordMaxBufferedTime": "60000", "nativeDir": str(tmp_path / "native")}
+    # A long buffering time: without the shutdown flush, nothing would be sent before exit. Caps so high
+    # that a lane's first budget (1/1024 of them) holds every record: a task waiting for room would flush.
+    options = {**kinesis.kpl_options(), "RecordMaxBufferedTime": "60000", "nativeDir": str(tmp_path / "native"),
+               "queueLimit": str(1024 * count), "queueLimitBytes": str(1 << 30)}
     run = run_java_main(test_programs, "sparkkpl.producer.ShutdownFlushMain", stream, str(count),
                         *as_arguments(options))
     # Before exit the KPL may have sent a full PutRecords batch or two (a loaded machine is slow to get

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.one_spark_line
 def _lister(spark, endpoint: KinesisEndpoint):
     """A client for the endpoint's configuration, as a producer's shard maps and the driver open one."""
     jvm = spark.sparkContext._jvm
-    spec = jvm.sparkkpl.config.WriteConfig.resolve({}, dict(endpoint.kpl_options())).options().producer()
+    spec = jvm.sparkkpl.config.WriteConfig.read({}, dict(endpoint.kpl_options())).options().producer()
     api = jvm.sparkkpl.controlplane.StreamApi.open(spec)
     try:
         yield api
@@ -120,7 +120,7 @@ def _expected(count: int) -> Dict[bytes, str]:
     return {f"%0{DATA_BYTES}d".encode() % i: f"user-{i % KEYS}" for i in range(count)}
 
 
-#: Caps a write of ROWS never reaches, not even the starting budget of a stream or shard (1/16, 1/128 of them).
+#: Caps a write of ROWS never reaches, not even the starting budget of a lane (1/1024 of them).
 OUT_OF_REACH = {"queueLimit": str(10**9), "queueLimitBytes": str(2**40)}
 
 
@@ -189,6 +189,8 @@ RESHARD_ROWS = 40_000
 #: Every 100th row sleeps 15 ms: each task takes 3 s or more, so the tasks keep grouping rows for
 #: seconds after the reshard, with aggregates open and in flight when it happens.
 PAUSE_EVERY, PAUSE_MS = 100, 15
+#: The copies of a row a reshard mid-write may store: its aggregate, the KPL's re-send of it, and the sink's.
+MOST_COPIES = 3
 
 Reshard = Callable[[KinesisEndpoint, str], None]
 
@@ -272,6 +274,7 @@ def _write_through_a_reshard(spark, endpoint: KinesisEndpoint, stream: str, resh
                       ((dedup.strip(r.data), r.partition_key) for r in without_repeated_kinesis_records(kcl)))
     assert for_kcl.exactly_once, "a KCL consumer, the KPL's byte-for-byte re-sends aside: " + for_kcl.summary()
     _assert_every_copy_is_detectable(records)
+    _assert_duplicates_are_the_resends(records, result)
     stale = _rows_grouped_by_a_stale_map(records, ranges, children)
     assert not stale, f"{len(stale)} (task, row) grouped for a closed shard after the task had regrouped: {stale[:5]}"
 
@@ -284,6 +287,22 @@ def _print_counts(reshard: str, stored_before: int, records: List[Record], kcl: 
           f"({repeated_kinesis_records(records)} of them repeats of another, byte for byte): {rows} distinct rows, "
           f"{len(records) - rows} duplicates; the KCL view drops {len(dropped)} aggregates holding "
           f"{len(records) - len(kcl)} user records and keeps {len(kcl)}; {result}")
+
+
+def _assert_duplicates_are_the_resends(records: List[Record], result) -> None:
+    """Every extra copy of a row is one of the two re-sends a reshard causes: the sink's (``records_resent``: the
+    records of an aggregate stored where a record inside lies outside the storing shard, grouped again by the new
+    shards) or the KPL's (a Kinesis record stored again byte for byte after "Wrong Shard"). So no row is stored more
+    than :data:`MOST_COPIES` times: its aggregate, the KPL's copy of it, and the sink's re-send."""
+    copies = Counter(dedup.strip(r.data) for r in records)
+    duplicates = len(records) - len(copies)
+    repeated_by_kpl = len(records) - len(without_repeated_kinesis_records(records))
+    most = max(copies.values())
+    print(f"duplicates {duplicates}: the sink re-sent {result.records_resent} rows, the KPL's repeated Kinesis records "
+          f"hold {repeated_by_kpl}; rows stored twice {sum(1 for c in copies.values() if c == 2)}, three times "
+          f"{sum(1 for c in copies.values() if c == 3)}, most copies of a row {most}")
+    assert duplicates <= result.records_resent + repeated_by_kpl, (duplicates, result.records_resent, repeated_by_kpl)
+    assert most <= MOST_COPIES, most
 
 
 def _assert_every_copy_is_detectable(records: List[Record]) -> None:

@@ -7,6 +7,7 @@ from typing import List
 
 from spark_kpl_bench.reliability.faults import (
     DAEMON_KILL,
+    AttemptInterruption,
     DeadLettersTurnedIntoFile,
     ProcessFaults,
     StreamDeletion,
@@ -17,8 +18,12 @@ from spark_kpl_bench.reliability.faults import (
     write_then_create_again,
     write_then_switch_to_auto,
 )
-from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, OVERSIZED_BYTES, Scenario
+from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, OVERSIZED_BYTES, SLOW_STREAM, Scenario
+from spark_kpl_bench.reliability.writes import LOOK_CALLS
 from spark_kpl_testing.endpoint import Faults
+
+#: How long the endpoint holds each look call at the slow stream: longer than the other queries' writes.
+SLOW_CALLS_S = 20.0
 
 
 def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
@@ -108,7 +113,7 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                  {"AggregationMaxSize": "4096"},
                  note="Kinesis's per-shard limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB "
                       "aggregates, so the write offers about twice what the stream takes for its whole length; "
-                      "RecordTtl 30 s, the queue caps and their budget at their defaults"),
+                      "RecordTtl 30 s, the queue limits and their budget at their defaults"),
         Scenario("per-shard quotas held through a streaming query, at the defaults", Faults.kinesis_limits(0.01),
                  {"AggregationMaxSize": "4096"}, streaming=True,
                  note="as above, through a streaming query of 4 micro-batches: no batch may fail"),
@@ -116,13 +121,38 @@ def scenarios(count: int, processes: ProcessFaults) -> List[Scenario]:
                  {"AggregationMaxSize": "4096"}, shards=8, hot_key_every=2,
                  note="every second row has one partition key, the others spread over 8 shards held at Kinesis's "
                       "limits scaled to 1% (10 records/s and 10 KiB/s per shard), with 4 KiB aggregates: the hot "
-                      "shard takes over half the rows; RecordTtl 30 s, the queue caps and their budgets at their "
+                      "shard takes over half the rows; RecordTtl 30 s, the queue limits and their budgets at their "
                       "defaults"),
         Scenario("8 producers at once on one shard held at its quotas, at the defaults", Faults.kinesis_limits(0.1),
                  shards=1, producers=8, master="local[8]", row_bytes=1000,
                  note="8 writes at once (local[8]), each of 250 rows of 1 KB with a producer and daemon of its own, "
                       "into one shard held at Kinesis's limits scaled to 10% (100 records/s and 100 KiB/s): 2 MB, "
-                      "about 20 s of the shard; RecordTtl 30 s, the queue caps and their budgets at their defaults"),
+                      "about 20 s of the shard; RecordTtl 30 s, the queue limits and their budgets at their defaults"),
+        Scenario("8 producers at once on one shard held at its quotas, keys the sink chooses",
+                 Faults.kinesis_limits(0.1), shards=1, producers=8, master="local[8]", row_bytes=1000,
+                 keys_by_sink=True,
+                 note="as above, the rows without partition keys: the sink chooses a random one for each and "
+                      "aggregates them, so every producer's records share one shard's budget"),
+        Scenario("3 streaming queries beside a 4th held in its look at a slow stream",
+                 Faults(latency=SLOW_CALLS_S, streams=frozenset({SLOW_STREAM}), operations=frozenset(LOOK_CALLS)),
+                 beside_a_slow_query=3, expect=r"success: .* had committed 0 micro-batches",
+                 note=f"one driver: a query into a stream whose DescribeStreamSummary and ListShards the endpoint "
+                      f"holds {SLOW_CALLS_S:.0f} s each (throttled, or far away), then 3 queries of a third of the "
+                      "rows each, 4 micro-batches apiece, into the scenario's stream; the slow one is stopped when "
+                      "they end"),
+        Scenario("control-plane calls at Kinesis's limits, rows naming the stream, standalone cluster",
+                 Faults(control_plane_limits=True), named_by_rows=True, cluster=True,
+                 note="the endpoint refuses calls past Kinesis's limit on each control-plane operation "
+                      "(DescribeStreamSummary 20 a second per account, ListShards 1,000 a second per stream) "
+                      f"with LimitExceededException; {CLUSTER_WORKERS} executor JVMs write rows naming the stream, "
+                      "which the driver describes for both (the sink's plugin)"),
+        Scenario("a task attempt interrupted while its shared listing runs",
+                 Faults(latency=3.0, operations=frozenset({"ListShards"})), during=AttemptInterruption(processes),
+                 expect=r"success: 2000 written, 0 failed; task attempt \d+ interrupted",
+                 note="each ListShards held 3 s by the endpoint; once the tasks' listing (one for the JVM's "
+                      "tasks, the others wait for it) is under way, one task attempt is killed by interrupting "
+                      "its thread, as Spark kills a speculative attempt whose task's other attempt won; Spark "
+                      "runs that task again"),
         Scenario("per-shard quotas held longer than RecordTtl, failOnError=false",
                  Faults.kinesis_limits(0.01), {"failOnError": "false", "RecordTtl": "2000",
                                                "AggregationMaxSize": "4096"},

@@ -16,6 +16,7 @@ from spark_kpl_bench.reliability.scenario import PARTITIONS
 from spark_kpl_bench.reliability.writes import naming
 from spark_kpl_testing.cluster import StandaloneCluster
 from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.polling import poll_until
 from spark_kpl_testing.processes import daemons_placed_in, driver_jvm_pid
 from spark_kpl_testing.records import Record
 
@@ -43,6 +44,42 @@ class ProcessFaults:
 
     def cancel_jobs(self, _: KinesisEndpoint) -> None:
         self.spark.sparkContext.cancelAllJobs()
+
+
+class AttemptInterruption:
+    """Once the write's tasks run and one of their ListShards has reached the endpoint (which the scenario
+    holds), kills one running task attempt by interrupting its thread, as Spark kills a speculative attempt
+    whose task's other attempt won; Spark runs the task again. The attempt is either the one making the
+    listing that the other task waits for, or the one waiting."""
+
+    def __init__(self, processes: ProcessFaults) -> None:
+        self.processes = processes
+        self.killed: Optional[int] = None
+
+    def __call__(self, endpoint: KinesisEndpoint) -> None:
+        context = self.processes.spark.sparkContext._jsc.sc()
+        listings = endpoint.calls.get("ListShards", 0)
+        running = poll_until(lambda: running_attempts(context), 60)
+        if running and poll_until(lambda: endpoint.calls.get("ListShards", 0) > listings, 30):
+            time.sleep(0.2)  # the listing is held at the endpoint, and shared
+            context.killTaskAttempt(running[0], True, "another attempt of the task succeeded")
+            self.killed = running[0]
+
+    def summary(self) -> str:
+        return (f"task attempt {self.killed} interrupted during the listing" if self.killed is not None
+                else "NO attempt interrupted: no listing met a running task")
+
+
+def running_attempts(context: Any) -> List[int]:
+    """The task ids of the attempts running now, from Spark's status store (a Scala Seq through Py4J)."""
+    store = context.statusStore()
+    stages = store.activeStages()
+    found = []
+    for s in range(stages.size()):
+        stage = stages.apply(s)
+        tasks = store.taskList(stage.stageId(), stage.attemptId(), 1000)
+        found += [tasks.apply(t).taskId() for t in range(tasks.size()) if tasks.apply(t).status() == "RUNNING"]
+    return found
 
 
 class StreamDeletion:

@@ -42,24 +42,59 @@ def render(results: List[Dict[str, Any]], count: int, started: str, host: str, s
         "| scenario | faults | records in | out total | out distinct | duplicates | detectable by record id "
         "| missing | missing for a KCL consumer | duplicated for a KCL consumer | re-sent (Kinesis records) "
         "| failed attempts | faults the endpoint injected | outcome | duration (s) |",
-        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---:|",
+        TABLE_RULE,
     ]
-    for r in results:
-        lines.append(
-            f"| {cell(r['scenario'])} | {cell(r['note'] or 'none')} | {r['in']} | {r['total']} | {r['distinct']} "
-            f"| {r['duplicates']} | {'yes' if r['detectable'] else 'NO'} | {r['missing']} | {r['missing_for_kcl']} "
-            f"| {r['duplicated_for_kcl']} | {r['resent_for_kcl']} | {r['failed_attempts']} "
-            f"| {cell(r['hit'])} | {cell(r['outcome'])} | {r['seconds']:.1f} |")
-    flagged = [r["scenario"] for r in results if r["reported_but_absent"] or r["unexpected"]]
-    broken = [f"{r['scenario']} ({'; '.join(r['violations'])})" for r in results if r["violations"]]
-    lines += ["", "Records reported written but absent from the stream, or unexpected records: "
-              + (", ".join(flagged) if flagged else "none") + ".", "",
-              "Rows that break what their fault must lead to (the script checks each: the outcome expected of "
-              "it, every duplicate detectable, and a write that reports success missing exactly the records it "
-              "dead-lettered, no other): " + ("; ".join(broken) if broken else "none") + ".", "",
+    lines += [row(r) for r in results]
+    lines += ["", FLAGGED + listed(flagged(results), ", "), "", BROKEN + listed(broken(results), "; "), "",
               SOAK_POINTER, ""]
     return "\n".join(lines)
 
+
+def row(r: Dict[str, Any]) -> str:
+    return (f"| {cell(r['scenario'])} | {cell(r['note'] or 'none')} | {r['in']} | {r['total']} | {r['distinct']} "
+            f"| {r['duplicates']} | {'yes' if r['detectable'] else 'NO'} | {r['missing']} | {r['missing_for_kcl']} "
+            f"| {r['duplicated_for_kcl']} | {r['resent_for_kcl']} | {r['failed_attempts']} "
+            f"| {cell(r['hit'])} | {cell(r['outcome'])} | {r['seconds']:.1f} |")
+
+
+def flagged(results: List[Dict[str, Any]]) -> List[str]:
+    return [r["scenario"] for r in results if r["reported_but_absent"] or r["unexpected"]]
+
+
+def broken(results: List[Dict[str, Any]]) -> List[str]:
+    return [f"{r['scenario']} ({'; '.join(r['violations'])})" for r in results if r["violations"]]
+
+
+def listed(names: List[str], separator: str) -> str:
+    return (separator.join(names) if names else "none") + "."
+
+
+def updated(report: str, results: List[Dict[str, Any]], order: List[str], started: str, host: str) -> str:
+    """``report`` (of :func:`render`) with the rows of ``results`` put in, each where the catalogue's ``order`` of
+    scenario names places it, in place of its row of an earlier run, and a line saying when these were run: for
+    rows added or measured again without running every scenario (``--only``)."""
+    lines = report.split("\n")
+    first = lines.index(TABLE_RULE) + 1
+    end = lines.index("", first)
+    rows = {line[2:].split(" | ", 1)[0]: line for line in lines[first:end]}
+    rows.update({cell(r["scenario"]): row(r) for r in results})
+    table = [rows[name] for name in map(cell, order) if name in rows]
+    names = ", ".join(f"*{r['scenario']}*" for r in results)
+    alone = f"Run alone (`--only`) on {started} on {host}: {names}."
+    header_end = lines.index("", lines.index("", 1) + 1)  # the paragraph of the first run, and any of these
+    lines = lines[:header_end] + [alone] + lines[header_end:first] + table + lines[end:]
+    for prefix, found, separator in ((FLAGGED, flagged(results), ", "), (BROKEN, broken(results), "; ")):
+        at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        earlier = lines[at][len(prefix):-1]
+        lines[at] = prefix + listed(([] if earlier == "none" else [earlier]) + found, separator)
+    return "\n".join(lines)
+
+
+TABLE_RULE = "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---:|"
+FLAGGED = "Records reported written but absent from the stream, or unexpected records: "
+BROKEN = ("Rows that break what their fault must lead to (the script checks each: the outcome expected of it, every "
+          "duplicate detectable, and a write that reports success missing exactly the records it dead-lettered, no "
+          "other): ")
 
 #: The long-running counterpart of these scenarios, which has a generated report of its own.
 SOAK_POINTER = ("Faults that come and go for 20 minutes under a streaming query held at Kinesis's quota, with "

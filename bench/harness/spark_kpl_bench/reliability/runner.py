@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from spark_kpl import dedup
-from spark_kpl_bench.reliability.faults import EARLIER_WRITE, ProcessFaults, StreamDeletion, StreamRecreation
+from spark_kpl_bench.reliability.faults import (
+    EARLIER_WRITE,
+    AttemptInterruption,
+    ProcessFaults,
+    StreamDeletion,
+    StreamRecreation,
+)
 from spark_kpl_bench.reliability.scenario import CLUSTER_WORKERS, MASTER, Scenario
 from spark_kpl_bench.reliability.writes import body, summarize_error, write
 from spark_kpl_testing.cluster import StandaloneCluster
@@ -131,6 +137,8 @@ def run(spark, endpoint: KinesisEndpoint, scenario: Scenario, number: int, count
     stop.set()
     if watcher:
         watcher.join(5)
+    if isinstance(scenario.during, AttemptInterruption):
+        outcome += f"; {scenario.during.summary()}"
     endpoint.end_outage()
     endpoint.set_faults(Faults())
     hit = {**endpoint.record_errors, **{f"call {k}": v for k, v in endpoint.call_errors.items()}}

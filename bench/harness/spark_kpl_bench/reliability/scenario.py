@@ -17,6 +17,8 @@ ROW_SLEEP_MS = 5
 OVERSIZED_BYTES = 1 << 20
 #: The partition key of a scenario's hot rows (``hot_key_every``).
 HOT_KEY = "hot-key"
+#: The stream of the query that ``beside_a_slow_query`` starts first, whose control-plane calls are held.
+SLOW_STREAM = "rel-slow"
 
 
 @dataclass
@@ -57,6 +59,11 @@ class Scenario:
     producers: int = 1
     #: The local-mode master its session runs on, if not MASTER: enough task threads for ``producers``.
     master: Optional[str] = None
+    #: The rows carry no partition key: the sink chooses one for each (at random, its default).
+    keys_by_sink: bool = False
+    #: Streaming queries, each of an equal share of the rows, started beside a query already waiting for
+    #: its look at SLOW_STREAM (0: none).
+    beside_a_slow_query: int = 0
     #: (spark, endpoint, stream, options) -> None, run before the write, in the same Spark session.
     before: Optional[Callable[[Any, KinesisEndpoint, str, Dict[str, str]], None]] = None
 

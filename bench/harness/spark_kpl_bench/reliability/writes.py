@@ -12,13 +12,23 @@ from typing import Dict, List, Optional, Tuple
 
 import spark_kpl
 from spark_kpl import dedup
-from spark_kpl_bench.reliability.scenario import HOT_KEY, OVERSIZED_BYTES, PARTITIONS, ROW_SLEEP_MS, Scenario
+from spark_kpl_bench.reliability.scenario import (
+    HOT_KEY,
+    OVERSIZED_BYTES,
+    PARTITIONS,
+    ROW_SLEEP_MS,
+    SLOW_STREAM,
+    Scenario,
+)
 from spark_kpl_bench.reliability.streaming_driver import kill_between_sink_and_spark_commit, start_query
 from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.polling import poll_until
 
 
-def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0, first: int = 0):
-    """Rows ``first`` to ``first + count``, keyed ``key-<i mod 101>``, or HOT_KEY every ``hot_key_every``-th."""
+def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_key_every: int = 0, first: int = 0,
+         keyed: bool = True):
+    """Rows ``first`` to ``first + count``, keyed ``key-<i mod 101>``, or HOT_KEY every ``hot_key_every``-th;
+    without a partitionKey column when not ``keyed``."""
     from pyspark.sql import functions as F
 
     # Each row sleeps ROW_SLEEP_MS in the task (Thread.sleep by reflection; '' appended), so a write lasts
@@ -30,9 +40,9 @@ def rows(spark, count: int, oversized: bool = False, row_bytes: int = 100, hot_k
     key = F.format_string("key-%d", F.col("id") % 101)
     if hot_key_every:
         key = F.when(F.col("id") % hot_key_every == 0, F.lit(HOT_KEY)).otherwise(key)
+    data = F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data")
     return spark.range(first, first + count, numPartitions=PARTITIONS).select(
-        F.concat(F.expr(f"rpad(format_string('row-%d ', id), {length}, '.')"), pause).alias("data"),
-        key.alias("partitionKey"))
+        data, *([key.alias("partitionKey")] if keyed else []))
 
 
 def naming(rows, stream: str):
@@ -115,6 +125,9 @@ def write(spark, endpoint: KinesisEndpoint, scenario: Scenario, stream: str, opt
     """Runs the scenario's write; returns its outcome and the records it reported written (batch only)."""
     if scenario.producers > 1:
         return write_through_producers(spark, scenario, stream, options, count, groups[0])
+    if scenario.beside_a_slow_query:
+        queries = scenario.beside_a_slow_query
+        return run_beside_a_slow_query(spark, endpoint, queries, stream, options, count, groups), None
     data = rows(spark, count, scenario.oversized_rows, scenario.row_bytes, scenario.hot_key_every)
     if scenario.driver_killed:
         return run_with_driver_killed(spark, endpoint, data, stream, options, groups), None
@@ -140,9 +153,9 @@ def write_through_producers(spark, scenario: Scenario, stream: str, options: Dic
     def write_share(index: int) -> None:
         spark.sparkContext.setJobGroup(group, scenario.name)  # per thread: the failed attempts are counted by it
         data = rows(spark, share, row_bytes=scenario.row_bytes, hot_key_every=scenario.hot_key_every,
-                    first=index * share)
-        try:
-            result = spark_kpl.write(data, stream, partition_key="partitionKey", recordId="prefix",
+                    first=index * share, keyed=not scenario.keys_by_sink)
+        try:  # the partitionKey column, where the rows have one
+            result = spark_kpl.write(data, stream, recordId="prefix",
                                      **{**options, "queueLimit": str(100_000 - index)})
             outcomes.append((result.records_written, result.records_failed))
         except Exception as error:  # the first one is the outcome, as for a single write
@@ -157,3 +170,47 @@ def write_through_producers(spark, scenario: Scenario, stream: str, options: Dic
         raise errors[0]
     written, failed = (sum(column) for column in zip(*outcomes))
     return f"success: {written} written, {failed} failed", written
+
+
+#: The calls a query's look at its stream makes, which SLOW_STREAM's scenario holds.
+LOOK_CALLS = ("DescribeStreamSummary", "ListShards")
+
+
+def run_beside_a_slow_query(spark, endpoint: KinesisEndpoint, queries: int, stream: str, options: Dict[str, str],
+                            count: int, run_ids: List[str]) -> str:
+    """``queries`` streaming queries, each writing its share of the rows into ``stream``, started once a
+    query into SLOW_STREAM (whose look's calls the scenario's faults hold) made its first call; that one is
+    stopped when they end. The outcome says how many micro-batches the slow one had committed by then.
+    SLOW_STREAM stays: the stopped query's held calls end later, and must not meet a missing stream then."""
+    if SLOW_STREAM not in endpoint.streams:
+        endpoint.create_stream(SLOW_STREAM, shards=1)
+    bounds = [count * n // queries for n in range(queries + 1)]
+    with tempfile.TemporaryDirectory(prefix="spark-kpl-reliability-") as folder:
+        def started(name: str, data, target: str):
+            source = Path(folder, name)
+            data.write.parquet(str(source))
+            query = start_query(spark, source, Path(folder, f"{name}-checkpoint"), target,
+                                {**options, "recordId": "prefix"})
+            run_ids.append(str(query.runId))
+            return query
+
+        def look_calls() -> int:
+            return sum(endpoint.calls.get(operation, 0) for operation in LOOK_CALLS)
+
+        before = look_calls()
+        slow = started("slow", rows(spark, 100, first=count), SLOW_STREAM)
+        fast = []
+        try:
+            poll_until(lambda: look_calls() > before, 30)
+            began = time.monotonic()
+            fast = [started(f"fast{n}", rows(spark, bounds[n + 1] - bounds[n], first=bounds[n]), stream)
+                    for n in range(queries)]
+            for query in fast:
+                query.awaitTermination()
+            seconds = time.monotonic() - began
+            committed = sum(1 for progress in slow.recentProgress if progress["numInputRows"])
+        finally:
+            for query in [*fast, slow]:
+                query.stop()
+    return (f"success: the {queries} queries wrote their rows in {seconds:.1f} s, while the query on the slow "
+            f"stream had committed {committed} micro-batches")

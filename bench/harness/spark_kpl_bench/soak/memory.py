@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List
 
+from spark_kpl_bench.processes import rss_bytes
 from spark_kpl_bench.soak.settings import FAULT_KINDS, FAULTS_FROM_SECONDS, FLAT_WITHIN, MIB, SETTLE_SECONDS
 from spark_kpl_bench.soak.timeline import Clock, Minute, mib
 from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.processes import daemons_placed_in, rss_bytes
+from spark_kpl_testing.processes import daemons_placed_in
 
 
 def heap_reader(spark) -> Callable[[], int]:

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 from spark_kpl import dedup
+from spark_kpl_bench.processes import running_from
 from spark_kpl_bench.soak.settings import JVM_EXIT_SECONDS, STREAM
 from spark_kpl_bench.soak.timeline import first_line
 from spark_kpl_testing.endpoint import KinesisEndpoint
-from spark_kpl_testing.processes import running_from, stop_process_tree
+from spark_kpl_testing.processes import stop_process_tree
 
 
 @dataclass

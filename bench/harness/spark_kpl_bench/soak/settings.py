@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_kpl_testing.processes import fixed_heap_flags
+from spark_kpl_bench.processes import fixed_heap_flags
 
 #: Two task threads, and Spark's task retry (4 attempts, as spark.task.maxFailures on a cluster).
 MASTER = "local[2,4]"

@@ -54,7 +54,7 @@ def parse(description: str, argv: Optional[List[str]] = None) -> argparse.Namesp
     parser.add_argument("--mock-records", type=int, default=20_000)
     parser.add_argument("--quota-records", type=int, default=200_000,
                         help="records of 100 B in the quota workload (0: not run)")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--out", default=str(ROOT / "bench/results/throughput"))
     parser.add_argument("--jar", type=Path, default=JAR,
                         help="the spark-kpl jar measured (another build, e.g. on another KPL release)")
     parser.add_argument("--heap", default="4g", help="the JVMs' heap: spark.driver.memory, and -Xmx of the KPL loop")

@@ -11,12 +11,10 @@ import sys
 import time
 from typing import Any, Dict, List, Set
 
+from spark_kpl_bench.processes import fixed_heap_flags
 from spark_kpl_bench.throughput.settings import SINK_AGGREGATION
 from spark_kpl_bench.throughput.workload import records_df, written_ids
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV
-from spark_kpl_testing.processes import (
-    fixed_heap_flags,
-)
 
 
 def await_go(run: int) -> None:

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from spark_kpl_bench.processes import cpu_seconds
 from spark_kpl_bench.throughput.settings import ENDPOINT_COUNTERS, ROOT
 from spark_kpl_testing.env import loopback_env
 from spark_kpl_testing.net import LOOPBACK
 from spark_kpl_testing.processes import (
     ProcessStat,
-    cpu_seconds,
     descendants,
     process_stat,
     stop_process_tree,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
+from spark_kpl_bench.processes import fixed_heap_flags
 from spark_kpl_bench.throughput.settings import (
     CLI,
     EXTRA_PRODUCERS,
@@ -19,7 +20,6 @@ from spark_kpl_bench.throughput.settings import (
     SINK_AGGREGATION,
     STREAM,
 )
-from spark_kpl_testing.processes import fixed_heap_flags
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def study_main(name: str, parser: argparse.ArgumentParser,
     OUT/<name>.json back), prints the table and draws the plot."""
     parser.add_argument("--heap", default="2g", help="the child JVMs' heap (spark.driver.memory)")
     parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
-    parser.add_argument("--out", default=str(ROOT / "bench/results"))
+    parser.add_argument("--out", default=str(ROOT / "bench/results" / name))
     parser.add_argument("--report", action="store_true",
                         help=f"print the table of OUT/{name}.json and redraw the plot, measuring nothing")
     args = parser.parse_args()

@@ -13,8 +13,8 @@ import org.apache.spark.sql.SparkSession;
  *
  * <pre>
  * spark-submit --packages io.github.sparkkpl:spark-kpl:0.2.0 \
- *     --conf spark.kpl.Region=eu-west-1 \
- *     --class sparkkpl.examples.WriteRows spark-kpl-examples.jar clicks 1000
+ *     --repositories file://$PWD/build/maven-repo --conf spark.kpl.Region=eu-west-1 \
+ *     --class sparkkpl.examples.WriteRows build/examples/spark-kpl-examples.jar clicks 1000
  * </pre>
  *
  * Any sink option or KPL property can be given as a {@code spark.kpl.<name>} config key, as here the

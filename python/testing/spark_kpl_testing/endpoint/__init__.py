@@ -43,6 +43,15 @@ Fault knobs (:class:`Faults`, settable at any time with :meth:`KinesisEndpoint.s
 
 - per-shard throttling (records/s and bytes/s, token buckets holding one second): a throttled
   record gets ``ProvisionedThroughputExceededException`` in its own result, as in Kinesis;
+- ``control_plane_limits``: each control-plane operation held at the limit the Kinesis API reference
+  gives it (``KINESIS_CONTROL_PLANE_LIMITS``: ``DescribeStreamSummary`` 20 calls/s and
+  ``DescribeStream`` 10 per account, ``ListShards`` 1,000 per stream, ``ListStreams``,
+  ``CreateStream``, ``DeleteStream``, ``SplitShard`` and ``MergeShards`` 5 per account; token buckets
+  holding one second): a call past it is answered as Kinesis answers it, HTTP 400
+  ``LimitExceededException`` "Rate exceeded for stream S under account A." (for a call naming no
+  stream, "Rate exceeded for account A."), and counted by operation in
+  :attr:`KinesisEndpoint.limits_exceeded`. :meth:`Faults.kinesis_limits` turns it on with the
+  per-shard limits (whole, whatever share of those it takes);
 - ``record_failure_rate``: a share of records in a successful call get ``InternalFailure``;
 - ``http_error_rate``: a share of calls answered HTTP 500 ``InternalFailure`` and 503
   ``ServiceUnavailable`` in turn;

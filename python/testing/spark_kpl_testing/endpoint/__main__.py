@@ -28,7 +28,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--no-store", action="store_true", help="count records, keep none")
     parser.add_argument("--region", default="us-east-1")
     parser.add_argument("--shard-limits", type=float, metavar="SHARE",
-                        help="throttle at this share of Kinesis's per-shard limits")
+                        help="throttle at this share of Kinesis's per-shard limits, and hold "
+                             "control-plane calls at Kinesis's own limits")
     args = parser.parse_args(argv)
     streams = {}
     for spec in args.stream:

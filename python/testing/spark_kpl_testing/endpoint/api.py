@@ -23,8 +23,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 import orjson
 
 from spark_kpl_testing.endpoint.counters import PUT_OPERATIONS, Counters
-from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError, stream_not_found
-from spark_kpl_testing.endpoint.faults import FaultInjector
+from spark_kpl_testing.endpoint.errors import ACCOUNT, ApiError, rate_exceeded, stream_not_found
+from spark_kpl_testing.endpoint.faults import ControlPlaneLimits, FaultInjector
 from spark_kpl_testing.endpoint.streams import (
     DEFAULT_MAX_RECORD_KIB,
     HASH_SPACE,
@@ -60,6 +60,7 @@ class KinesisApi:
         self.store = store
         self._faults = faults
         self._counters = counters
+        self._limits = ControlPlaneLimits()
         self._lock = threading.Lock()
         self._streams: Dict[str, Stream] = {name: Stream(name, validate_stream(name, shards), region)
                                             for name, shards in streams.items()}
@@ -99,6 +100,10 @@ class KinesisApi:
         serve = self._operations.get(operation)
         if serve is None:
             raise ApiError(400, "UnknownOperationException", f"unsupported operation {operation}")
+        if self._faults.faults.control_plane_limits:
+            stream = _stream_named(payload)
+            if self._limits.refuses(operation, stream, time.monotonic()):
+                raise rate_exceeded(stream)
         if operation not in PUT_OPERATIONS:
             self._counters.request(operation, payload)
         if operation == "ListShards":  # the one answer that depends on who asks (see list_late)
@@ -181,10 +186,9 @@ class KinesisApi:
         """The call's stream, by StreamName or StreamARN; the lock need not be held."""
         name = payload.get("StreamName")
         if name is None:
-            arn = payload.get("StreamARN")
-            if not isinstance(arn, str) or "stream/" not in arn:
+            name = _arn_stream_name(payload.get("StreamARN"))
+            if name is None:
                 raise ApiError(400, "InvalidArgumentException", "StreamName or StreamARN is required")
-            name = arn.rsplit("stream/", 1)[1]
         stream = self._streams.get(name)
         if stream is None:
             raise stream_not_found(name)
@@ -460,6 +464,27 @@ def _user_records(snapshot: List[Tuple[str, List[Any]]]) -> List[Tuple[Record, f
             raw = {"Data": base64.b64decode(data), "SequenceNumber": sequence_number, "PartitionKey": partition_key}
             out.extend((record, arrived) for record in user_records(raw, shard_id))
     return out
+
+
+def _stream_named(payload: Mapping[str, Any]) -> Optional[str]:
+    """The stream a call names, by StreamName, StreamARN or a ListShards NextToken; None if none (or not
+    readably: the call is then refused for that anyway)."""
+    name = payload.get("StreamName")
+    if isinstance(name, str):
+        return name
+    name = _arn_stream_name(payload.get("StreamARN"))
+    if name is not None:
+        return name
+    try:
+        name = json.loads(base64.b64decode(payload["NextToken"]))[0]
+    except Exception:
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _arn_stream_name(arn: Any) -> Optional[str]:
+    """The stream name in a stream ARN (None: not one)."""
+    return arn.rsplit("stream/", 1)[1] if isinstance(arn, str) and "stream/" in arn else None
 
 
 def _check_creation(stream: Stream, payload: Mapping[str, Any]) -> None:

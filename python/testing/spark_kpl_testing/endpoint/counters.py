@@ -7,9 +7,11 @@ import time
 from collections import Counter, deque
 from typing import Any, Deque, Dict, List, Mapping, Optional, Tuple
 
-__all__ = ["Counters", "PUT_OPERATIONS"]
+__all__ = ["Counters", "LIMIT_EXCEEDED", "PUT_OPERATIONS"]
 
 PUT_OPERATIONS = ("PutRecords", "PutRecord")
+#: The error code of a call refused for its operation's rate, counted per operation too.
+LIMIT_EXCEEDED = "LimitExceededException"
 
 
 class Counters:
@@ -19,6 +21,8 @@ class Counters:
         self._calls: Counter = Counter()
         self._record_errors: Counter = Counter()
         self._call_errors: Counter = Counter()
+        #: Operation -> its calls refused with LimitExceededException.
+        self._limits_exceeded: Counter = Counter()
         #: Bodies of every call but PutRecords (which carries data), newest last.
         self._requests: Deque[Tuple[str, Dict[str, Any]]] = deque(maxlen=1000)
         self._first_put_at: Optional[float] = None
@@ -33,9 +37,12 @@ class Counters:
                 if self._first_put_at is None:
                     self._first_put_at = time.time()
 
-    def call_error(self, code: str) -> None:
+    def call_error(self, code: str, operation: Optional[str] = None) -> None:
+        """A whole call failed with ``code``; ``operation``: the call's, once known."""
         with self._lock:
             self._call_errors[code] += 1
+            if code == LIMIT_EXCEEDED and operation is not None:
+                self._limits_exceeded[operation] += 1
 
     def request(self, operation: str, body: Dict[str, Any]) -> None:
         with self._lock:
@@ -50,7 +57,7 @@ class Counters:
 
     def reset(self) -> None:
         with self._lock:
-            for counter in (self._counts, self._calls, self._record_errors, self._call_errors):
+            for counter in (self._counts, self._calls, self._record_errors, self._call_errors, self._limits_exceeded):
                 counter.clear()
             self._requests.clear()
             self._first_put_at = None
@@ -77,6 +84,10 @@ class Counters:
         with self._lock:
             return dict(self._calls)
 
+    def limits_exceeded(self) -> Dict[str, int]:
+        with self._lock:
+            return dict(self._limits_exceeded)
+
     def requests(self, operation: Optional[str] = None) -> List[Dict[str, Any]]:
         with self._lock:
             return [body for op, body in self._requests if operation in (None, op)]
@@ -89,4 +100,5 @@ class Counters:
                 "record_errors": dict(self._record_errors),
                 "call_errors": dict(self._call_errors),
                 "calls": dict(self._calls),
+                "limits_exceeded": dict(self._limits_exceeded),
             }

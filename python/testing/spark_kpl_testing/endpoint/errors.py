@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ACCOUNT", "ApiError", "KinesisEndpointError", "stream_not_found"]
+from typing import Optional
+
+__all__ = ["ACCOUNT", "ApiError", "KinesisEndpointError", "rate_exceeded", "stream_not_found"]
 
 #: The account every stream belongs to, as error messages and ARNs name it.
 ACCOUNT = "000000000000"
@@ -22,3 +24,10 @@ class ApiError(Exception):
 
 def stream_not_found(name: str) -> ApiError:
     return ApiError(400, "ResourceNotFoundException", f"Stream {name} under account {ACCOUNT} not found.")
+
+
+def rate_exceeded(stream: Optional[str]) -> ApiError:
+    """A call over its control-plane limit, as Kinesis words it: naming the call's stream if it names one,
+    whether the limit is per stream or per account."""
+    over = f"stream {stream} under account {ACCOUNT}" if stream else f"account {ACCOUNT}"
+    return ApiError(400, "LimitExceededException", f"Rate exceeded for {over}.")

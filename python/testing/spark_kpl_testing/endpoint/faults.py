@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Dict, FrozenSet, Optional
+from typing import Any, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
-__all__ = ["KINESIS_SHARD_BYTES_PER_SECOND", "KINESIS_SHARD_RECORDS_PER_SECOND", "CallFault", "FaultInjector", "Faults",
-           "TokenBuckets"]
+__all__ = ["KINESIS_CONTROL_PLANE_LIMITS", "KINESIS_SHARD_BYTES_PER_SECOND", "KINESIS_SHARD_RECORDS_PER_SECOND",
+           "CallFault", "CallLimit", "ControlPlaneLimits", "FaultInjector", "Faults", "TokenBuckets"]
 
 #: Kinesis's write limits per shard.
 KINESIS_SHARD_RECORDS_PER_SECOND = 1000
@@ -19,23 +20,31 @@ KINESIS_SHARD_BYTES_PER_SECOND = 1 << 20
 class Faults:
     """What the endpoint does wrong, on purpose. Rates are shares between 0 and 1.
 
+    ``control_plane_limits``: refuse the calls past Kinesis's limits on each control-plane operation
+    (:data:`KINESIS_CONTROL_PLANE_LIMITS`, per account or per stream) with ``LimitExceededException``,
+    as Kinesis does; on in :meth:`kinesis_limits`.
+
     ``shard_records_per_second`` / ``shard_bytes_per_second``: per-shard write limits (``None``: no
     throttling); Kinesis's own are :data:`KINESIS_SHARD_RECORDS_PER_SECOND` and
     :data:`KINESIS_SHARD_BYTES_PER_SECOND` (see :meth:`kinesis_limits`). Bytes are data plus
     partition key, as Kinesis counts them. ``operations``: the calls that ``http_error_rate``,
     ``reset_rate``, ``limit_exceeded_rate`` and ``latency`` apply to. ``limit_exceeded_rate``: the share
     of those calls refused with ``LimitExceededException``, as Kinesis refuses a control-plane call over
-    its rate (``ListShards``: 1,000 a second per stream).
+    its rate (``ListShards``: 1,000 a second per stream). ``streams``: when set, those faults fall only on
+    calls naming one of these streams (by ``StreamName`` or ``StreamARN``), so that one stream can be made
+    slow while others are not.
     """
 
     shard_records_per_second: Optional[float] = None
     shard_bytes_per_second: Optional[float] = None
+    control_plane_limits: bool = False
     http_error_rate: float = 0.0
     reset_rate: float = 0.0
     limit_exceeded_rate: float = 0.0
     record_failure_rate: float = 0.0
     latency: float = 0.0
     operations: FrozenSet[str] = frozenset({"PutRecords"})
+    streams: Optional[FrozenSet[str]] = None
 
     def __post_init__(self) -> None:
         for name in ("http_error_rate", "reset_rate", "limit_exceeded_rate", "record_failure_rate"):
@@ -49,10 +58,14 @@ class Faults:
         if self.latency < 0:
             raise ValueError(f"Faults.latency must be >= 0 seconds, got {self.latency!r}")
         object.__setattr__(self, "operations", frozenset(self.operations))
+        if self.streams is not None:
+            object.__setattr__(self, "streams", frozenset(self.streams))
 
     @classmethod
     def kinesis_limits(cls, share: float = 1.0, **others: Any) -> "Faults":
-        """Kinesis's per-shard write limits, or ``share`` of them."""
+        """Kinesis's per-shard write limits, or ``share`` of them, and its control-plane limits (whole:
+        ``share`` slows the writes, not the calls that look at the streams)."""
+        others.setdefault("control_plane_limits", True)
         return cls(
             shard_records_per_second=KINESIS_SHARD_RECORDS_PER_SECOND * share,
             shard_bytes_per_second=KINESIS_SHARD_BYTES_PER_SECOND * share,
@@ -106,10 +119,12 @@ class FaultInjector:
     def in_outage(self) -> bool:
         return time.monotonic() < self._outage_until
 
-    def call_fault(self, operation: str) -> CallFault:
-        """The fault due for this call of ``operation`` (none, mostly)."""
+    def call_fault(self, operation: str, body: bytes = b"") -> CallFault:
+        """The fault due for this call of ``operation`` with request ``body`` (none, mostly)."""
         faults = self._faults
         if operation not in faults.operations:
+            return CallFault()
+        if faults.streams is not None and _stream_named(body) not in faults.streams:
             return CallFault()
         with self._lock:
             if self._due("reset", faults.reset_rate):
@@ -136,6 +151,21 @@ class FaultInjector:
         due = carry >= 1.0
         self._carry[kind] = carry - 1.0 if due else carry
         return due
+
+
+def _stream_named(body: bytes) -> Optional[str]:
+    """The stream a call's JSON body names by ``StreamName`` or ``StreamARN``, if any."""
+    try:
+        payload = json.loads(body or b"{}")
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    name = payload.get("StreamName")
+    arn = payload.get("StreamARN")
+    if name is None and isinstance(arn, str) and "stream/" in arn:
+        name = arn.rsplit("stream/", 1)[1]
+    return name if isinstance(name, str) else None
 
 
 class TokenBuckets:
@@ -167,3 +197,52 @@ class TokenBuckets:
         if byte_rate is not None:
             self.byte_tokens -= size
         return False
+
+
+# -- Kinesis's control-plane limits ------------------------------------------------------------------
+
+
+class CallLimit(NamedTuple):
+    """How many calls of an operation Kinesis takes a second, counted per account or per stream."""
+
+    per_second: float
+    per_stream: bool
+
+
+#: The Kinesis API reference's limit on each control-plane operation the endpoint serves, as each
+#: operation's page states it ("... has a limit of N transactions per second per account", or "per data
+#: stream"; the same text in botocore 1.44.8's model). UpdateMaxRecordSize and
+#: UpdateStreamRecordDistributionStrategy have none stated; GetShardIterator and GetRecords are reads,
+#: refused with ProvisionedThroughputExceededException, not served at their limits here.
+KINESIS_CONTROL_PLANE_LIMITS: Dict[str, CallLimit] = {
+    "CreateStream": CallLimit(5, per_stream=False),
+    "DeleteStream": CallLimit(5, per_stream=False),
+    "DescribeStream": CallLimit(10, per_stream=False),
+    "DescribeStreamSummary": CallLimit(20, per_stream=False),
+    "ListShards": CallLimit(1000, per_stream=True),
+    "ListStreams": CallLimit(5, per_stream=False),
+    "MergeShards": CallLimit(5, per_stream=False),
+    "SplitShard": CallLimit(5, per_stream=False),
+}
+
+
+class ControlPlaneLimits:
+    """A token bucket per limited operation and account or stream, holding one second of its calls (a burst of
+    that many passes at once, as the shards' buckets let one second of records through); a refused call
+    takes nothing. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buckets: Dict[Tuple[str, str], TokenBuckets] = {}
+
+    def refuses(self, operation: str, stream: Optional[str], now: float) -> bool:
+        """Whether this call of ``operation``, naming ``stream`` (None: none), is over its limit at ``now``
+        (monotonic seconds)."""
+        limit = KINESIS_CONTROL_PLANE_LIMITS.get(operation)
+        if limit is None:
+            return False
+        scope = (stream or "") if limit.per_stream else ""  # one account: "" stands for it
+        with self._lock:
+            bucket = self._buckets.setdefault((operation, scope), TokenBuckets())
+            # A call is a record of no bytes to the shard's buckets.
+            return bucket.throttled(0, now, limit.per_second, None)

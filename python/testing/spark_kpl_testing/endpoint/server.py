@@ -9,7 +9,7 @@ import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from spark_kpl_testing.endpoint.api import KinesisApi
-from spark_kpl_testing.endpoint.counters import Counters
+from spark_kpl_testing.endpoint.counters import LIMIT_EXCEEDED, Counters
 from spark_kpl_testing.endpoint.errors import ApiError, KinesisEndpointError
 from spark_kpl_testing.endpoint.faults import FaultInjector, Faults
 from spark_kpl_testing.endpoint.policy import Policy, cloudwatch_action
@@ -232,8 +232,14 @@ class KinesisEndpoint(Service):
 
     @property
     def calls(self) -> Dict[str, int]:
-        """Operation -> calls received."""
+        """Operation -> calls received, refused ones too."""
         return self._counters.calls()
+
+    @property
+    def limits_exceeded(self) -> Dict[str, int]:
+        """Operation -> its calls refused with ``LimitExceededException``: over its control-plane limit
+        (``Faults.control_plane_limits``) or by ``Faults.limit_exceeded_rate``."""
+        return self._counters.limits_exceeded()
 
     @property
     def first_put_at(self) -> Optional[float]:
@@ -290,33 +296,33 @@ class KinesisEndpoint(Service):
         try:
             self._policy.check("kinesis:" + operation if kinesis_call else operation, signer.access_key_id, body)
         except ApiError as denied:
-            self._fail(request, denied)
+            self._fail(request, denied, operation)
             return
         if not kinesis_call:
             self._answer_other(request)
             return
-        fault = self._faults.call_fault(operation)
+        fault = self._faults.call_fault(operation, body)
         if fault.latency:
             time.sleep(fault.latency)
         if fault.reset:
             self._counters.call_error("ConnectionReset")
             request.reset()
         elif fault.http_status == 503:
-            self._fail(request, ApiError(503, "ServiceUnavailable", "Service Unavailable"))
+            self._fail(request, ApiError(503, "ServiceUnavailable", "Service Unavailable"), operation)
         elif fault.http_status == 500:
-            self._fail(request, ApiError(500, "InternalFailure", "Internal service failure."))
+            self._fail(request, ApiError(500, "InternalFailure", "Internal service failure."), operation)
         elif fault.limit_exceeded:
-            self._fail(request, ApiError(400, "LimitExceededException", f"Rate exceeded for {operation}."))
+            self._fail(request, ApiError(400, LIMIT_EXCEEDED, f"Rate exceeded for {operation}."), operation)
         else:
             try:
                 answer = self._api.call(operation, body, request.headers.get("User-Agent", ""))
             except ApiError as error:
-                self._fail(request, error)
+                self._fail(request, error, operation)
                 return
             request.respond(200, answer if isinstance(answer, bytes) else json.dumps(answer).encode())
 
-    def _fail(self, request: RequestHandler, error: ApiError) -> None:
-        self._counters.call_error(error.code)
+    def _fail(self, request: RequestHandler, error: ApiError, operation: Optional[str] = None) -> None:
+        self._counters.call_error(error.code, operation)
         request.respond_error(error)
 
     def _answer_other(self, request: RequestHandler) -> None:

@@ -28,11 +28,11 @@ public class ExecutorsParseNothingTest {
     /** The classes of the other packages that are shipped to or run in tasks: the plan's values and the writer. */
     private static final Set<String> TASK_CLASSES = Set.of("config.Aggregation", "config.CredentialSource",
         "config.Format", "config.KplValues", "config.NullData", "config.Partitioner", "config.ProducerSpec", "config.RecordId",
-        "config.WriteOptions", "spark.KplDataWriter", "spark.WritePlan", "spark.KplWriterFactory",
-        "spark.SinkTaskFailedException");
-    /** The parser (WriteConfig and the parts it resolves with) and the option table. */
+        "config.WriteOptions", "spark.KplDataWriter", "spark.WritePlan", "spark.KplBatchWriterFactory",
+        "spark.KplStreamingWriterFactory", "spark.SinkTaskFailedException");
+    /** The parser (WriteConfig and the parts it reads with) and the option table. */
     private static final Set<String> PARSER = Set.of("config.WriteConfig", "config.GivenOptions", "config.OptionRules",
-        "config.KplDerivation", "config.AutoStreams", "config.ShownSettings", "config.SinkOption");
+        "config.KplDerivation", "config.AutoStreams", "config.ShownSettings", "config.SinkOption", "config.OptionGroups");
     /** What parses the KPL's property strings into values, on the driver. */
     private static final Set<String> KPL_PROPERTY_PARSING = Set.of("config.KplProperties.parsed");
 

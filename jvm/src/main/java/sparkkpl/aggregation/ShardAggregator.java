@@ -31,7 +31,8 @@ import sparkkpl.producer.TaskRecord;
  * shard map: every record of an aggregate takes the aggregate's key, the key of its first record, so
  * all of them route wherever that key routes, before and after any resharding. With {@code random}
  * that spreads aggregates, rather than single records, evenly over the shards; {@code fixed} and a
- * constant key are one key per task already.
+ * constant key are one key per task already, and their aggregates wait in the lane of the shard that key
+ * routes to now, for the queue limit's budget; random keys' wait in the stream's lane, with no listing.
  *
  * <p>An aggregate is sealed when the next record would take it over the size limit, and by
  * {@link #sealAll} at commit, so a small streaming micro-batch is never held back. Waiting for room
@@ -130,10 +131,11 @@ public final class ShardAggregator implements RecordGrouping {
 
     /** The largest aggregate, as the KPL counts its own against AggregationMaxSize. */
     private final int aggregateMaxBytes;
-    /** The queue caps: an aggregate takes its room at once, so it carries no more than they allow. */
+    /** The queue limits: an aggregate takes its room at once, so it carries no more than they allow. */
     private final long queueLimit;
     private final long queueLimitBytes;
     private final boolean sinkChoosesKeys;
+    private final boolean randomKeys;
     /** Which shard each record routes to, by its stream's map. */
     private final ShardRouter router;
     private final Map<Target, Open> open = new LinkedHashMap<>();
@@ -149,17 +151,19 @@ public final class ShardAggregator implements RecordGrouping {
      * @param queueLimitBytes the same for bytes (queueLimitBytes)
      * @param aggregateMaxBytes the largest aggregate, as the KPL counts its own against AggregationMaxSize
      * @param sinkChoosesKeys whether the partitioner makes the keys (random, fixed, a constant)
+     * @param randomKeys whether it draws each at random: the aggregates spread over the stream, in its lane
      * @param streams the task's streams as the driver, or for a stream only rows name the JVM, described
      *     them (a stream whose creation time is not known is listed by name alone). Records of a stream
      *     that does not place them by key never come here.
      */
     public ShardAggregator(ShardMaps shardMaps, long queueLimit, long queueLimitBytes, int aggregateMaxBytes,
-                           boolean sinkChoosesKeys, RowStreams streams) {
+                           boolean sinkChoosesKeys, boolean randomKeys, RowStreams streams) {
         this.router = new ShardRouter(shardMaps, streams);
         this.aggregateMaxBytes = aggregateMaxBytes;
         this.queueLimit = queueLimit;
         this.queueLimitBytes = queueLimitBytes;
         this.sinkChoosesKeys = sinkChoosesKeys;
+        this.randomKeys = randomKeys;
     }
 
     @Override
@@ -269,14 +273,18 @@ public final class ShardAggregator implements RecordGrouping {
         openBytes -= aggregate.builder.sizeBytes();
         int capacityBefore = aggregate.builder.capacityBytes();
         KplRecord sealed;
+        String laneShard = target.shardId() != null ? target.shardId()
+            : randomKeys ? null : laneOfOneKey(aggregate);
         if (aggregate.count == 1) {
             aggregate.builder.clear();
-            sealed = KplRecord.alone(aggregate.first, target.shardId());
+            sealed = KplRecord.alone(aggregate.first, laneShard);
         } else {
             KinesisRecord sent = new KinesisRecord(target.stream(), KinesisRecord.AGGREGATE_PARTITION_KEY,
                 aggregate.firstHashKey.toString(), aggregate.builder.build());
-            sealed = KplRecord.aggregate(sent, Arrays.copyOf(aggregate.rowNumbers, aggregate.count), aggregate.bytes,
-                target.shardId(), AggregateReader::records);
+            long[] rowNumbers = Arrays.copyOf(aggregate.rowNumbers, aggregate.count);
+            sealed = target.shardId() != null
+                ? KplRecord.aggregate(sent, rowNumbers, aggregate.bytes, target.shardId(), AggregateReader::records)
+                : KplRecord.aggregateOfOneKey(sent, rowNumbers, aggregate.bytes, laneShard, AggregateReader::records);
         }
         aggregate.reset();
         if (builderBytes > MAX_BUILDER_BYTES) {
@@ -284,6 +292,15 @@ public final class ShardAggregator implements RecordGrouping {
         }
         builderBytes += aggregate.builder.capacityBytes() - capacityBefore;
         return sealed;
+    }
+
+    /**
+     * The shard an aggregate of one sink-chosen key ({@code fixed}, a constant) goes to now: one hash per
+     * aggregate places it in that shard's lane, so that every producer writing that key budgets what the one
+     * shard drains, not what the stream does. Null when the stream cannot be listed: the stream's lane.
+     */
+    private String laneOfOneKey(Open aggregate) {
+        return router.laneOf(aggregate.first.record(), aggregate.firstKey);
     }
 
     /**

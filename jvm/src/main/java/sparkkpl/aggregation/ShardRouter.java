@@ -34,6 +34,8 @@ final class ShardRouter {
     private final Map<String, ShardMap> maps = new HashMap<>();
     /** Streams this task could not list (or route a key in): their records go without a shard. */
     private final Set<String> unlisted = new HashSet<>();
+    /** Streams this task could not list for a lane alone: records of sink-chosen keys wait in the stream's lane. */
+    private final Set<String> laneless = new HashSet<>();
 
     /**
      * @param shardMaps the maps of the producer the task feeds
@@ -59,6 +61,30 @@ final class ShardRouter {
      * @param partitionKey the record's partition key, UTF-8
      */
     String shardOf(KinesisRecord record, byte[] partitionKey) {
+        String shard = find(record, partitionKey);
+        if (shard == null) {
+            unlisted.add(record.stream());
+        }
+        return shard;
+    }
+
+    /**
+     * As {@link #shardOf}, for a key that needs its shard for its lane of the queue limit alone (the sink
+     * chose it): a stream that cannot be listed goes on without shards for the task, its records in the
+     * stream's lane, and is not given up for routing.
+     */
+    String laneOf(KinesisRecord record, byte[] partitionKey) {
+        if (laneless.contains(record.stream()) || unlisted.contains(record.stream())) {
+            return null;
+        }
+        String shard = find(record, partitionKey);
+        if (shard == null) {
+            laneless.add(record.stream());
+        }
+        return shard;
+    }
+
+    private String find(KinesisRecord record, byte[] partitionKey) {
         HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
@@ -74,13 +100,11 @@ final class ShardRouter {
                 return shard.id();
             }
             LOG.warn("No open shard of stream '{}' holds hash key {}, even after listing its shards again: this task "
-                + "sends the stream's records without a shard: one by one, under the stream's budget", record.stream(),
-                hashKey);
+                + "sends the stream's records without a shard, under the stream's budget", record.stream(), hashKey);
         } catch (IOException e) {
-            LOG.warn("This task sends the records of stream '{}' without a shard (one by one, under the stream's "
-                + "budget): {}", record.stream(), e.getMessage());
+            LOG.warn("This task sends the records of stream '{}' without a shard (under the stream's budget): {}",
+                record.stream(), e.getMessage());
         }
-        unlisted.add(record.stream());
         return null;
     }
 

@@ -30,7 +30,7 @@ public final class Credentials {
      * @param region the Region whose STS assumes a role, when no STS endpoint is given
      * @throws Unavailable naming the options and the provider's error
      */
-    public static AwsCredentialsProvider resolved(CredentialSource source, String region) {
+    public static AwsCredentialsProvider checkedProvider(CredentialSource source, String region) {
         AwsCredentialsProvider provider = provider(source, region);
         try {
             provider.resolveCredentials();

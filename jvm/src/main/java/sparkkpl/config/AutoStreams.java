@@ -1,5 +1,6 @@
 package sparkkpl.config;
 
+import java.util.Map;
 import java.util.TreeMap;
 
 /**
@@ -7,33 +8,33 @@ import java.util.TreeMap;
  * Kinesis ignores partition and explicit hash keys there, so an aggregate lands in any shard, where a
  * KCL consumer drops its records. One Kinesis record per row then, and the KPL's aggregation and shard
  * prediction off (with prediction on, the KPL retries every record Kinesis placed elsewhere as "Wrong
- * Shard" until it expires), its daemon told the stream is AUTO. Decided with the write's own values, so
- * that learning a stream is AUTO parses nothing.
+ * Shard" until it expires), its daemon told the stream is AUTO. Derived from the write's own values, so
+ * that neither a resolution nor learning a stream is AUTO parses anything again.
  *
- * @param options the write's values for an AUTO stream; null when they do not parse
- * @param unparsable why they do not parse, thrown when they are needed; else null
+ * @param options the write's values for an AUTO stream
  * @param refusal why the write cannot go to an AUTO stream (the user asked for aggregation), or null
  * @param distributionGiven whether the user set RecordDistributionStrategyDefault: every row goes as they said
  */
-record AutoStreams(WriteOptions options, IllegalArgumentException unparsable, String refusal,
-                   boolean distributionGiven) {
+record AutoStreams(WriteOptions options, String refusal, boolean distributionGiven) {
 
     /**
-     * @param given the write's options, as its own values were parsed from them
+     * @param given the write's options, as its own values were read from them
      * @param own the write's own values
+     * @param kpl the KPL properties given, parsed, with the record size the sink sets
      */
-    static AutoStreams of(GivenOptions given, WriteOptions own) {
+    static AutoStreams of(GivenOptions given, WriteOptions own, KplValues kpl) {
         boolean distributionGiven = given.givenKpl(KplDerivation.KPL_DISTRIBUTION_DEFAULT);
-        try {
-            return new AutoStreams(unaggregated(given), null, refusal(given, own), distributionGiven);
-        } catch (IllegalArgumentException e) { // fails only a write that meets an AUTO stream
-            return new AutoStreams(null, e, refusal(given, own), distributionGiven);
-        }
+        return new AutoStreams(unaggregated(given, own, kpl.with(KplDerivation.forAutoStreams(distributionGiven))),
+            refusal(given, own), distributionGiven);
     }
 
     /** Why the user's settings rule out one Kinesis record per row, or null. */
     private static String refusal(GivenOptions given, WriteOptions own) {
-        boolean tasksAggregate = own.aggregatesInExecutor();
+        boolean tasksAggregate = own.aggregating().inExecutor();
+        if (own.delivery().inKeyOrder()) {
+            return "Option '" + SinkOption.ORDERING.optionName() + "=key' cannot be used with it: a key's rows go to "
+                + "any shard there, and only one shard's records are kept in order";
+        }
         if (tasksAggregate && given.given(SinkOption.AGGREGATION)) {
             return "Option '" + SinkOption.AGGREGATION.optionName() + "=executor' cannot be used with it: leave the "
                 + "option out, and the sink sends one Kinesis record per row";
@@ -45,11 +46,14 @@ record AutoStreams(WriteOptions options, IllegalArgumentException unparsable, St
         return null;
     }
 
-    /** The write's settings with one Kinesis record per row, the KPL told the streams are AUTO unless the user said. */
-    private static WriteOptions unaggregated(GivenOptions given) {
-        TreeMap<String, String> learnt = new TreeMap<>();
-        KplDerivation.setForAutoStreams(learnt, given);
-        return WriteConfig.parse(given.with(SinkOption.AGGREGATION, SinkOption.written(Aggregation.KPL)), learnt);
+    /** The write's values with aggregation=kpl and the KPL's aggregation off: one Kinesis record per row. */
+    private static WriteOptions unaggregated(GivenOptions given, WriteOptions own, KplValues autoKpl) {
+        WriteOptions.Aggregating perRow = new WriteOptions.Aggregating(Aggregation.KPL, false,
+            own.aggregating().aggregateMaxBytes());
+        Map<String, String> settings = new TreeMap<>(ShownSettings.settings(given, autoKpl.asText()));
+        settings.put(SinkOption.AGGREGATION.confKey(), SinkOption.written(Aggregation.KPL));
+        return new WriteOptions(own.target(), own.delivery(), own.shape(), perRow, own.query(),
+            own.producer().unaggregated(autoKpl), own.resultKey(), settings);
     }
 
     /**
@@ -63,7 +67,7 @@ record AutoStreams(WriteOptions options, IllegalArgumentException unparsable, St
                 + "strategy is AUTO), ignoring partition and explicit hash keys, so a KCL consumer drops aggregated "
                 + "records. " + refusal);
         }
-        return parsed();
+        return options;
     }
 
     /**
@@ -75,13 +79,6 @@ record AutoStreams(WriteOptions options, IllegalArgumentException unparsable, St
      * @return null when {@code distributionGiven}
      */
     ProducerSpec producer() {
-        return distributionGiven ? null : parsed().producer();
-    }
-
-    private WriteOptions parsed() {
-        if (unparsable != null) {
-            throw unparsable;
-        }
-        return options;
+        return distributionGiven ? null : options.producer();
     }
 }

@@ -1,6 +1,7 @@
 package sparkkpl.config;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
@@ -36,19 +37,20 @@ public final class KplDerivation {
 
     /**
      * Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a count of
-     * one keeps it from packing the sink's aggregates into aggregates of aggregates.
+     * one keeps it from packing the sink's aggregates into aggregates of aggregates. As values of the
+     * setters' types: set on the parsed properties, not parsed.
      */
-    static void setForExecutorAggregation(TreeMap<String, String> kpl) {
-        kpl.put(KPL_AGGREGATION_ENABLED, "true");
-        kpl.put(KPL_AGGREGATION_MAX_COUNT, "1");
+    static Map<String, Object> forExecutorAggregation() {
+        return Map.of(KPL_AGGREGATION_ENABLED, true, KPL_AGGREGATION_MAX_COUNT, 1L);
     }
 
     /** One Kinesis record per row, the KPL told the streams are AUTO unless the user said. */
-    static void setForAutoStreams(TreeMap<String, String> learnt, GivenOptions given) {
-        learnt.put(KPL_AGGREGATION_ENABLED, "false");
-        if (!given.givenKpl(KPL_DISTRIBUTION_DEFAULT)) {
+    static Map<String, Object> forAutoStreams(boolean distributionGiven) {
+        Map<String, Object> learnt = new TreeMap<>(Map.of(KPL_AGGREGATION_ENABLED, false));
+        if (!distributionGiven) {
             learnt.put(KPL_DISTRIBUTION_DEFAULT, RecordDistributionStrategyDefault.AUTO.name());
         }
+        return learnt;
     }
 
     /**

@@ -23,6 +23,8 @@ public final class KplProperties {
      * logs that command line at DEBUG.
      */
     public static final String PROXY_PASSWORD = "ProxyPassword";
+    /** The region the KPL writes in, which a streamArn option decides. */
+    static final String REGION = "Region";
 
     /** What a secret shows as wherever settings are logged or shown. */
     public static final String MASK = "***";

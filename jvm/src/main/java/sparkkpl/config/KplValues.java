@@ -81,6 +81,13 @@ public final class KplValues implements Serializable {
         }
     }
 
+    /** These values with some set by the sink, each of its setter's type. */
+    KplValues with(Map<String, Object> derived) {
+        TreeMap<String, Object> all = new TreeMap<>(values);
+        all.putAll(derived);
+        return new KplValues(all);
+    }
+
     /** Whether the write set this property (by canonical name). */
     public boolean isSet(String name) {
         return values.containsKey(name);

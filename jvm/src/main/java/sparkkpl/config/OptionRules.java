@@ -4,6 +4,7 @@ import java.util.Map;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RecordRules;
+import sparkkpl.kinesis.StreamArn;
 
 /**
  * The rules between a write's options: what one option needs or rules out of another, and the KPL
@@ -32,26 +33,61 @@ final class OptionRules {
     }
 
     /** The user shapes the KPL's own aggregation: an unset aggregation mode lets it aggregate. */
-    static GivenOptions impliedAggregation(GivenOptions given) {
-        if (!given.given(SinkOption.AGGREGATION)
-                && KplDerivation.KPL_AGGREGATION_SHAPERS.stream().anyMatch(given::givenKpl)) {
-            return given.with(SinkOption.AGGREGATION, "kpl");
+    static void implyAggregation(Map<SinkOption, String> sinkOptions, Map<String, String> kpl) {
+        if (!sinkOptions.containsKey(SinkOption.AGGREGATION)
+                && KplDerivation.KPL_AGGREGATION_SHAPERS.stream().anyMatch(kpl::containsKey)) {
+            sinkOptions.put(SinkOption.AGGREGATION, SinkOption.written(Aggregation.KPL));
         }
-        return given;
+    }
+
+    /**
+     * A stream given by ARN: its name becomes streamName and its region the KPL's Region, which the user may
+     * give only as the same; a role assumed for it must be of its account (the KPL sends names only).
+     */
+    static void applyStreamArn(Map<SinkOption, String> sinkOptions, Map<String, String> kpl) {
+        String text = sinkOptions.get(SinkOption.STREAM_ARN);
+        if (text == null) {
+            return;
+        }
+        StreamArn arn;
+        try {
+            arn = StreamArn.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw SinkOption.STREAM_ARN.invalid(StreamArn.FORM, text);
+        }
+        String name = sinkOptions.get(SinkOption.STREAM_NAME);
+        if (name != null && !name.equals(arn.name())) {
+            throw new IllegalArgumentException("Options '" + SinkOption.STREAM_NAME.optionName() + "' ('" + name
+                + "') and '" + SinkOption.STREAM_ARN.optionName() + "' ('" + text + "') name different streams: give one");
+        }
+        String region = kpl.get(KplProperties.REGION);
+        if (region != null && !region.equals(arn.region())) {
+            throw new IllegalArgumentException("KPL property '" + KplProperties.REGION + "' (" + region + ") disagrees "
+                + "with the region of option '" + SinkOption.STREAM_ARN.optionName() + "' (" + arn.region() + ", in '"
+                + text + "'): leave Region out, or give the stream's");
+        }
+        String roleArn = sinkOptions.get(SinkOption.AWS_ROLE_ARN);
+        if (roleArn != null && !arn.account().equals(StreamArn.roleAccount(roleArn))) {
+            throw new IllegalArgumentException("Option '" + SinkOption.AWS_ROLE_ARN.optionName() + "' ('" + roleArn
+                + "') is not a role of account " + arn.account() + ", the account of the stream '"
+                + SinkOption.STREAM_ARN.optionName() + "' names: " + StreamArn.CROSS_ACCOUNT_REASON + "; set awsRoleArn to a role in account " + arn.account());
+        }
+        sinkOptions.put(SinkOption.STREAM_NAME, arn.name());
+        kpl.put(KplProperties.REGION, arn.region());
     }
 
     /** The most bytes (data plus partition key) a record may have. */
-    static long maxRecordBytes(GivenOptions given) {
-        long value = given.positiveLong(SinkOption.MAX_RECORD_BYTES);
+    static void checkMaxRecordBytes(GivenOptions given) {
+        long value = given.get(SinkOption.MAX_RECORD_BYTES);
         if (value > KplDerivation.KPL_MAX_RECORD_BYTES) {
-            throw GivenOptions.invalid(SinkOption.MAX_RECORD_BYTES, "1 to " + KplDerivation.KPL_MAX_RECORD_BYTES
+            throw SinkOption.MAX_RECORD_BYTES.invalid("1 to " + KplDerivation.KPL_MAX_RECORD_BYTES
                 + " (10 MiB, the KPL's limit)", String.valueOf(value));
         }
-        return value;
     }
 
-    static void checkDeadLetters(GivenOptions given, boolean failOnError) {
-        if (failOnError && given.value(SinkOption.DEAD_LETTER_PATH) != null) {
+    static void checkDeadLetters(GivenOptions given) {
+        boolean failOnError = given.get(SinkOption.FAIL_ON_ERROR);
+        if (failOnError && given.get(SinkOption.DEAD_LETTER_PATH) != null) {
             throw new IllegalArgumentException("Option '" + SinkOption.DEAD_LETTER_PATH.optionName() + "' needs "
                 + SinkOption.FAIL_ON_ERROR.optionName() + "=false: with failOnError=true (the default) an undelivered "
                 + "record fails the task instead");
@@ -60,18 +96,32 @@ final class OptionRules {
 
     /** A write name is only read into record ids, so without them it would silently do nothing. */
     static void checkWriteName(GivenOptions given) {
-        String name = given.value(SinkOption.WRITE_NAME);
+        String name = given.get(SinkOption.WRITE_NAME);
         if (name != null && name.isBlank()) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' must name the write, "
                 + "got '" + name + "'");
         }
-        if (name != null && given.choice(SinkOption.RECORD_ID, RecordId.class) != RecordId.PREFIX) {
+        if (name != null && given.get(SinkOption.RECORD_ID) != RecordId.PREFIX) {
             throw new IllegalArgumentException("Option '" + SinkOption.WRITE_NAME.optionName() + "' names the write in "
                 + "record ids: it needs " + SinkOption.RECORD_ID.optionName() + "=prefix");
         }
     }
 
-    static void checkNullData(GivenOptions given, Format format) {
+    /**
+     * Key order holds between aggregates the tasks build, one per shard in flight; rows the KPL aggregates,
+     * or sends one by one, are ordered by no one.
+     */
+    static void checkOrdering(GivenOptions given, boolean tasksAggregate) {
+        if (given.get(SinkOption.ORDERING) == Ordering.KEY && !tasksAggregate) {
+            throw new IllegalArgumentException("Option '" + SinkOption.ORDERING.optionName() + "=key' needs "
+                + SinkOption.AGGREGATION.optionName() + "=executor (the default): the tasks' aggregates keep each key's "
+                + "rows in order, and the KPL's own aggregation or unaggregated rows (AggregationEnabled=false) would "
+                + "let a retried record land after later ones");
+        }
+    }
+
+    static void checkNullData(GivenOptions given) {
+        Format format = given.get(SinkOption.FORMAT);
         if (given.given(SinkOption.NULL_DATA) && format != Format.RAW) {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
                 + "it is about the data column of format=raw, and format=" + SinkOption.written(format)
@@ -79,9 +129,8 @@ final class OptionRules {
         }
     }
 
-    /** @return the constant partition key, checked, or null */
-    static String defaultPartition(GivenOptions given) {
-        String defaultPartition = given.value(SinkOption.DEFAULT_PARTITION);
+    static void checkDefaultPartition(GivenOptions given) {
+        String defaultPartition = given.get(SinkOption.DEFAULT_PARTITION);
         if (defaultPartition != null) {
             try {
                 RecordRules.checkPartitionKey(defaultPartition);
@@ -90,7 +139,6 @@ final class OptionRules {
                     + "' (" + SinkOption.DEFAULT_PARTITION.confKey() + "): " + e.getMessage(), e);
             }
         }
-        return defaultPartition;
     }
 
     /**

@@ -11,7 +11,7 @@ import java.util.TreeMap;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 
 /**
- * What one KPL producer is made of, resolved and checked on the driver: the KPL properties, the sink
+ * What one KPL producer is made of, read and checked on the driver: the KPL properties, the sink
  * options that shape a producer, and where its credentials come from. Equal specs share a producer on
  * an executor (the producer pool's key), so equality covers exactly what makes a producer different.
  */
@@ -25,17 +25,24 @@ public final class ProducerSpec implements Serializable {
      */
     public static final String NATIVE_DIR_KEY = SinkOption.CONF_PREFIX + NATIVE_DIR_OPTION;
 
+    /**
+     * The sink options that shape a producer, named after them ({@link OptionGroups}).
+     *
+     * @param queueLimit most user records outstanding per producer
+     * @param queueLimitBytes most bytes of user records outstanding per producer
+     * @param nativeDir null for the default folder
+     * @param credentials where its AWS credentials come from (the aws* options)
+     * @param streamArn optional: the stream by ARN, whose account and region the sink's own Kinesis calls address
+     */
+    public record Options(long queueLimit, long queueLimitBytes, String nativeDir, long producerIdleTimeoutMs,
+                          long shutdownFlushTimeoutMs, CredentialSource credentials, String streamArn)
+        implements Serializable {}
+
     /** The KPL properties: the user's, and those the sink derives from its options. */
     private final KplValues kpl;
     /** aggregation=executor: the KPL gets complete aggregates, so only gathers them into calls. */
     private final boolean tasksAggregate;
-    private final long queueLimit;
-    private final long queueLimitBytes;
-    /** Null for the default folder. */
-    private final String nativeDir;
-    private final long producerIdleTimeoutMs;
-    private final long shutdownFlushTimeoutMs;
-    private final CredentialSource credentials;
+    private final Options options;
     /** The options above by config key, secrets masked: derived from them, so outside equality. */
     private final Map<String, String> shownOptions;
     /** Derived once here from the KPL properties, so that tasks read numbers instead of rebuilding them. */
@@ -44,22 +51,19 @@ public final class ProducerSpec implements Serializable {
     /** The pool looks a spec up per task and per shard-map refresh: hash it once. */
     private final int hash;
 
-    ProducerSpec(KplValues kpl, boolean tasksAggregate, long queueLimit, long queueLimitBytes,
-                 String nativeDir, long producerIdleTimeoutMs, long shutdownFlushTimeoutMs, CredentialSource credentials,
-                 Map<String, String> shownOptions) {
+    ProducerSpec(KplValues kpl, boolean tasksAggregate, Options options, Map<String, String> shownOptions) {
         this.kpl = kpl;
         this.tasksAggregate = tasksAggregate;
-        this.queueLimit = queueLimit;
-        this.queueLimitBytes = queueLimitBytes;
-        this.nativeDir = nativeDir;
-        this.producerIdleTimeoutMs = producerIdleTimeoutMs;
-        this.shutdownFlushTimeoutMs = shutdownFlushTimeoutMs;
-        this.credentials = credentials;
+        this.options = options;
         this.shownOptions = Collections.unmodifiableMap(new TreeMap<>(shownOptions));
         this.recordMaxBufferedTimeMs = kplConfiguration().getRecordMaxBufferedTime();
         this.recordAnswerTimeoutMs = producerConfiguration().getUserRecordTimeoutInMillis();
-        this.hash = Objects.hash(kpl, tasksAggregate, queueLimit, queueLimitBytes, nativeDir, producerIdleTimeoutMs,
-            shutdownFlushTimeoutMs, credentials);
+        this.hash = Objects.hash(kpl, tasksAggregate, options);
+    }
+
+    /** A spec of the same options for a producer of these KPL properties, which the tasks do not aggregate for. */
+    ProducerSpec unaggregated(KplValues unaggregatedKpl) {
+        return new ProducerSpec(unaggregatedKpl, false, options, shownOptions);
     }
 
     /** The KPL properties as given and derived, by canonical name (credentials included: never log them). */
@@ -87,29 +91,34 @@ public final class ProducerSpec implements Serializable {
 
     /** Most user records outstanding per producer (queueLimit). */
     public long queueLimit() {
-        return queueLimit;
+        return options.queueLimit();
     }
 
     /** Most bytes of user records outstanding per producer (queueLimitBytes). */
     public long queueLimitBytes() {
-        return queueLimitBytes;
+        return options.queueLimitBytes();
     }
 
     /** The folder the daemon is placed in when the user named one (nativeDir). */
     public Optional<Path> nativeDir() {
-        return Optional.ofNullable(nativeDir).map(Paths::get);
+        return Optional.ofNullable(options.nativeDir()).map(Paths::get);
     }
 
     public long producerIdleTimeoutMs() {
-        return producerIdleTimeoutMs;
+        return options.producerIdleTimeoutMs();
     }
 
     public long shutdownFlushTimeoutMs() {
-        return shutdownFlushTimeoutMs;
+        return options.shutdownFlushTimeoutMs();
     }
 
     public CredentialSource credentials() {
-        return credentials;
+        return options.credentials();
+    }
+
+    /** Null, or the streamArn option: the sink's own Kinesis calls name streams by ARN in its account. */
+    public String streamArn() {
+        return options.streamArn();
     }
 
     /**
@@ -143,10 +152,7 @@ public final class ProducerSpec implements Serializable {
     @Override
     public boolean equals(Object other) {
         return other instanceof ProducerSpec spec && kpl.equals(spec.kpl)
-            && tasksAggregate == spec.tasksAggregate && queueLimit == spec.queueLimit
-            && queueLimitBytes == spec.queueLimitBytes && Objects.equals(nativeDir, spec.nativeDir)
-            && producerIdleTimeoutMs == spec.producerIdleTimeoutMs && shutdownFlushTimeoutMs == spec.shutdownFlushTimeoutMs
-            && credentials.equals(spec.credentials);
+            && tasksAggregate == spec.tasksAggregate && options.equals(spec.options);
     }
 
     @Override

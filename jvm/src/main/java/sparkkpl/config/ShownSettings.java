@@ -1,29 +1,32 @@
 package sparkkpl.config;
 
+import java.lang.reflect.RecordComponent;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * A write's settings as logs, the Spark UI, reports and users' checks see them: by config key, secrets
  * masked.
  */
 final class ShownSettings {
-    /** The sink options that shape the producer itself, so take part in its identity. */
-    private static final SinkOption[] PRODUCER_OPTIONS = {SinkOption.QUEUE_LIMIT, SinkOption.QUEUE_LIMIT_BYTES,
-        SinkOption.NATIVE_DIR, SinkOption.PRODUCER_IDLE_TIMEOUT_MS, SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS,
-        SinkOption.AWS_ACCESS_KEY_ID, SinkOption.AWS_SECRET_ACCESS_KEY, SinkOption.AWS_SESSION_TOKEN,
-        SinkOption.AWS_PROFILE, SinkOption.AWS_ROLE_ARN, SinkOption.AWS_ROLE_SESSION_NAME,
-        SinkOption.AWS_STS_ENDPOINT};
+    /** The names of the producer's options, which take part in its identity, besides the credentials. */
+    private static final Set<String> PRODUCER_OPTIONS = Arrays.stream(ProducerSpec.Options.class.getRecordComponents())
+        .map(RecordComponent::getName).collect(Collectors.toSet());
 
     private ShownSettings() {}
 
     /** The sink options that shape a producer, by config key, secrets masked. */
     static Map<String, String> producerOptions(GivenOptions given) {
         Map<String, String> shown = new TreeMap<>();
-        for (SinkOption option : PRODUCER_OPTIONS) {
-            String value = given.value(option);
-            if (value != null) {
+        for (SinkOption option : SinkOption.values()) {
+            String value = given.text(option);
+            boolean shapesProducer = PRODUCER_OPTIONS.contains(option.optionName())
+                || CredentialOptions.OPTIONS.contains(option);
+            if (shapesProducer && value != null) {
                 shown.put(option.confKey(), shown(option, value));
             }
         }
@@ -37,7 +40,7 @@ final class ShownSettings {
     static Map<String, String> settings(GivenOptions given, Map<String, String> kpl) {
         Map<String, String> settings = new TreeMap<>();
         for (SinkOption option : SinkOption.values()) {
-            String value = given.value(option);
+            String value = given.text(option);
             if (!option.isInternal() && value != null) {
                 settings.put(option.confKey(), shown(option, value));
             }

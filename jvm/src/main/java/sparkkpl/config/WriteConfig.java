@@ -19,8 +19,12 @@ public final class WriteConfig {
     private final AutoStreams autoStreams;
 
     private WriteConfig(GivenOptions given) {
-        this.options = parse(given, new TreeMap<>());
-        this.autoStreams = AutoStreams.of(given, options);
+        OptionRules.checkMaxRecordBytes(given);
+        TreeMap<String, String> kplText = given.kpl();
+        KplDerivation.setMaxRecordSize(kplText, given.get(SinkOption.MAX_RECORD_BYTES));
+        KplValues kpl = KplProperties.parsed(kplText);
+        this.options = read(given, kpl);
+        this.autoStreams = AutoStreams.of(given, options, kpl);
     }
 
     /** The write's values, as its tasks and commit read them. */
@@ -33,70 +37,44 @@ public final class WriteConfig {
      * @param options the write's options, any case; they win over config keys
      * @throws IllegalArgumentException naming the first unknown option or key, or bad value
      */
-    public static WriteConfig resolve(Map<String, String> sparkConf, Map<String, String> options) {
-        GivenOptions given = GivenOptions.gather(sparkConf, options);
-        OptionRules.refuseSinkOwnedKplProperties(given.kpl());
-        return new WriteConfig(OptionRules.impliedAggregation(given));
+    public static WriteConfig read(Map<String, String> sparkConf, Map<String, String> options) {
+        return new WriteConfig(GivenOptions.gather(sparkConf, options));
     }
 
     /**
-     * Each option parsed and checked once, the KPL properties completed, into the write's values.
+     * The write's values from its options, each read once, and its KPL properties, parsed once; the rules
+     * between them checked.
      *
-     * @param learntKpl KPL properties the sink sets for what it knows of the streams (the AUTO variant)
+     * @param kpl the KPL properties given, with the record size the sink sets
      */
-    static WriteOptions parse(GivenOptions given, TreeMap<String, String> learntKpl) {
-        long queueLimit = given.positiveLong(SinkOption.QUEUE_LIMIT);
-        long queueLimitBytes = given.positiveLong(SinkOption.QUEUE_LIMIT_BYTES);
-        long ackTimeoutMs = given.positiveLong(SinkOption.ACK_TIMEOUT_MS);
-        long idleTimeoutMs = given.positiveLong(SinkOption.PRODUCER_IDLE_TIMEOUT_MS);
-        long shutdownFlushTimeoutMs = given.positiveLong(SinkOption.SHUTDOWN_FLUSH_TIMEOUT_MS);
-        long maxRecordBytes = OptionRules.maxRecordBytes(given);
-        given.parseChoices();
-        boolean allowDuplicates = given.bool(SinkOption.ALLOW_DUPLICATES);
-        boolean failOnError = given.bool(SinkOption.FAIL_ON_ERROR);
-        OptionRules.checkDeadLetters(given, failOnError);
+    private static WriteOptions read(GivenOptions given, KplValues kpl) {
+        OptionRules.checkDeadLetters(given);
         OptionRules.checkWriteName(given);
-        Format format = given.choice(SinkOption.FORMAT, Format.class);
-        OptionRules.checkNullData(given, format);
-        String defaultPartition = OptionRules.defaultPartition(given);
-        CredentialSource credentials = AwsCredentials.source(given);
-        TreeMap<String, String> kpl = given.kpl();
-        kpl.putAll(learntKpl);
-        KplDerivation.setMaxRecordSize(kpl, maxRecordBytes);
-        KinesisProducerConfiguration kplConfig = KplProperties.parsed(kpl).configuration();
+        OptionRules.checkNullData(given);
+        OptionRules.checkDefaultPartition(given);
+        long maxRecordBytes = given.get(SinkOption.MAX_RECORD_BYTES);
+        KinesisProducerConfiguration kplConfig = kpl.configuration();
         OptionRules.checkCollectionMaxSize(kplConfig);
-        Aggregation aggregation = given.choice(SinkOption.AGGREGATION, Aggregation.class);
+        Aggregation aggregation = given.get(SinkOption.AGGREGATION);
         int aggregateMaxBytes = KplDerivation.aggregateMaxBytes(given, kplConfig, maxRecordBytes);
         boolean tasksAggregate = aggregation == Aggregation.EXECUTOR;
+        OptionRules.checkOrdering(given, tasksAggregate);
+        KplValues producerKpl = kpl;
         if (tasksAggregate) {
             OptionRules.checkExecutorAggregation(given, aggregateMaxBytes, maxRecordBytes);
-            KplDerivation.setForExecutorAggregation(kpl);
+            producerKpl = kpl.with(KplDerivation.forExecutorAggregation());
         }
-        ProducerSpec producer = new ProducerSpec(KplProperties.parsed(kpl), tasksAggregate, queueLimit, queueLimitBytes,
-            given.value(SinkOption.NATIVE_DIR), idleTimeoutMs, shutdownFlushTimeoutMs, credentials,
+        ProducerSpec.Options producerOptions = OptionGroups.read(ProducerSpec.Options.class, given,
+            Map.of("credentials", CredentialOptions.source(given)));
+        ProducerSpec producer = new ProducerSpec(producerKpl, tasksAggregate, producerOptions,
             ShownSettings.producerOptions(given));
-        return new WriteOptions.Builder()
-            .streamName(given.value(SinkOption.STREAM_NAME))
-            .ackTimeoutMs(ackTimeoutMs)
-            .failOnError(failOnError)
-            .deadLetterPath(given.value(SinkOption.DEAD_LETTER_PATH))
-            .maxRecordBytes(maxRecordBytes)
-            .nullData(given.choice(SinkOption.NULL_DATA, NullData.class))
-            .partitioner(given.choice(SinkOption.PARTITIONER, Partitioner.class))
-            .defaultPartition(defaultPartition)
-            .recordId(given.choice(SinkOption.RECORD_ID, RecordId.class))
-            .writeName(given.value(SinkOption.WRITE_NAME))
-            .allowDuplicates(allowDuplicates)
-            .format(format)
-            .checkpointLocation(given.value(SinkOption.CHECKPOINT_LOCATION))
-            .queryName(given.value(SinkOption.QUERY_NAME))
-            .aggregation(aggregation)
-            .aggregatesRecords(tasksAggregate || kplConfig.isAggregationEnabled())
-            .aggregateMaxBytes(aggregateMaxBytes)
-            .resultKey(given.value(SinkOption.RESULT_KEY))
-            .producer(producer)
-            .settings(ShownSettings.settings(given, kpl))
-            .build();
+        WriteOptions.Aggregating aggregating = OptionGroups.read(WriteOptions.Aggregating.class, given, Map.of(
+            "aggregatesRecords", tasksAggregate || kplConfig.isAggregationEnabled(), "aggregateMaxBytes", aggregateMaxBytes));
+        return new WriteOptions(OptionGroups.read(WriteOptions.Target.class, given, Map.of()),
+            OptionGroups.read(WriteOptions.Delivery.class, given, Map.of()),
+            OptionGroups.read(WriteOptions.RecordShape.class, given, Map.of()), aggregating,
+            OptionGroups.read(WriteOptions.Query.class, given, Map.of()), producer, given.get(SinkOption.RESULT_KEY),
+            ShownSettings.settings(given, producerKpl.asText()));
     }
 
     /**

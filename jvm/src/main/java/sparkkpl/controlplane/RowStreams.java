@@ -34,8 +34,11 @@ public final class RowStreams {
         UNKNOWN
     }
 
-    /** @param description null when the stream could not be described */
-    private record Answer(Placement placement, StreamDescription description, long atNanos) {}
+    /**
+     * @param description null when the stream could not be described
+     * @param failure why it could not be, else null
+     */
+    private record Answer(Placement placement, StreamDescription description, long atNanos, String failure) {}
 
     private final Map<String, StreamDescription> described;
     private final String lookId;
@@ -86,6 +89,24 @@ public final class RowStreams {
         return description == null ? null : description.created();
     }
 
+    /**
+     * Why a task refuses rows naming a stream of {@link Placement#UNKNOWN} placement where the KPL builds
+     * the aggregates (aggregation=kpl). Where the task builds them, records of a stream of unknown
+     * incarnation travel alone, and a record alone is always read; the KPL's aggregates are built on its
+     * daemon's map, which a reused daemon may hold of a stream deleted and created again, and then a KCL
+     * consumer drops part of them though Kinesis stored them. Nothing at commit can tell, so the task fails
+     * instead (Spark retries it). The option's name is written out: tasks do not load the option table
+     * (ExecutorsParseNothingTest).
+     */
+    public IOException refusedToKplAggregation(String stream) {
+        Answer answer = answers.get(stream);
+        return new IOException("Rows name stream '" + stream + "', which could not be described ("
+            + (answer == null ? null : answer.failure()) + "): with the KPL's own aggregation (aggregation=kpl) its "
+            + "aggregates of a stream created again would be stored where a KCL consumer drops part of them, so the "
+            + "task fails rather than risk that. Grant kinesis:DescribeStreamSummary on the stream, or write it "
+            + "unaggregated (AggregationEnabled=false) or with aggregation=executor");
+    }
+
     /** Every stream the driver described and the task was told of, for its producer to be checked against. */
     public Set<StreamDescription> known() {
         Set<StreamDescription> known = new LinkedHashSet<>(described.values());
@@ -124,13 +145,13 @@ public final class RowStreams {
             if (description.keysIgnored()) {
                 LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): this task sends its "
                     + "rows one per Kinesis record, not aggregated", stream);
-                return new Answer(Placement.BY_KINESIS, description, now);
+                return new Answer(Placement.BY_KINESIS, description, now, null);
             }
-            return new Answer(Placement.BY_KEY, description, now);
+            return new Answer(Placement.BY_KEY, description, now, null);
         } catch (IOException e) {
             LOG.warn("This task sends the records of stream '{}' one by one, not aggregated, as it could not learn how "
                 + "Kinesis places them (kinesis:DescribeStreamSummary): {}", stream, e.getMessage());
-            return new Answer(Placement.UNKNOWN, null, now);
+            return new Answer(Placement.UNKNOWN, null, now, e.getMessage());
         }
     }
 }

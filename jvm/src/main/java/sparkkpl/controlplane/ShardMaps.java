@@ -7,10 +7,13 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import sparkkpl.kinesis.ShardMap;
 import sparkkpl.kinesis.StreamDescription;
+import sparkkpl.util.IdleSweep;
+import sparkkpl.util.OffTaskThread;
 
 /**
  * One producer's shard maps, one per stream, shared by the tasks of its JVM that use the producer
@@ -37,6 +40,8 @@ public final class ShardMaps {
      * driver's: as long as KPL 1.1's daemon trusts its own (DescribeStreamSummaryIntervalMs).
      */
     public static final long DESCRIPTION_MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(5);
+    /** The shared listings and descriptions of every producer of the JVM. */
+    private static final ExecutorService CALLS = OffTaskThread.newPool("spark-kpl-shard-maps");
 
     /** What the maps ask Kinesis: {@link StreamApi}, or a fake in tests. */
     public interface Lister extends AutoCloseable {
@@ -47,6 +52,15 @@ public final class ShardMaps {
 
         @Override
         void close();
+    }
+
+    /**
+     * Who describes a stream that only rows name, for a look of the driver's: the driver itself through
+     * the sink's plugin ({@link DescriptionsFromDriver}), so that the calls do not grow with the executors,
+     * else this JVM's {@link Lister}.
+     */
+    public interface Describer {
+        StreamDescription describe(String stream, String lookId) throws IOException;
     }
 
     /** One stream's latest map and description, and the listing and description under way, if any. */
@@ -65,13 +79,23 @@ public final class ShardMaps {
     }
 
     private final Lister lister;
+    private final Describer describer;
     /** A monotonic clock in nanoseconds, as {@link System#nanoTime}, which the listings' times come from. */
     private final LongSupplier nanoClock;
     private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+    /** Forgets, once per {@link #MAX_AGE_NANOS}, the streams met long ago. */
+    private final IdleSweep stale;
 
+    /** Maps that describe the streams rows name with {@code lister} itself. */
     public ShardMaps(Lister lister, LongSupplier nanoClock) {
+        this(lister, (stream, lookId) -> lister.describe(stream), nanoClock);
+    }
+
+    public ShardMaps(Lister lister, Describer describer, LongSupplier nanoClock) {
         this.lister = lister;
+        this.describer = describer;
         this.nanoClock = nanoClock;
+        this.stale = new IdleSweep(MAX_AGE_NANOS, nanoClock.getAsLong());
     }
 
     /**
@@ -118,7 +142,7 @@ public final class ShardMaps {
             }
         }
         if (mine) {
-            shareResult(listing, () -> listed(stream, created, slot), () -> {
+            shareOffTask(listing, () -> listed(stream, created, slot), () -> {
                 synchronized (slot) {
                     if (slot.listing == listing) {
                         slot.listing = null;
@@ -138,15 +162,16 @@ public final class ShardMaps {
     }
 
     /**
-     * A stream that only rows name, as Kinesis describes it: one {@code DescribeStreamSummary} per JVM,
-     * stream and look of the driver's ({@code lookId}: once per batch write, at most every 5 s for a
-     * streaming query), and again past {@link #DESCRIPTION_MAX_AGE_NANOS}, shared by the JVM's tasks: those
-     * asking for the same look while it is under way (its retries may take minutes) wait for it and get
-     * its answer or its failure, and the next task after a failure asks again. The driver describes the
-     * write's own stream; no one else tells executors that a stream rows name places records itself
-     * (AUTO), where aggregates would be dropped in part by KCL consumers, or was created again since the
-     * last write (its creation time), where a map or a daemon of the old one would put records in shards
-     * a KCL consumer reads them from no more.
+     * A stream that only rows name, as Kinesis describes it for the driver's look ({@code lookId}: once
+     * per batch write, at most every 5 s for a streaming query): asked once per JVM, stream and look, and
+     * again past {@link #DESCRIPTION_MAX_AGE_NANOS}, of the {@link Describer} (the driver, where the
+     * sink's plugin runs), shared by the JVM's tasks: those asking for the same look while it is under way
+     * (its retries may take minutes) wait for it and get its answer or its failure, and the next task
+     * after a failure asks again. The driver describes the write's own stream before the tasks; nothing
+     * else tells executors that a stream rows name places records itself (AUTO), where aggregates would
+     * be dropped in part by KCL consumers, or was created again since the last write (its creation
+     * time), where a map or a daemon of the old one would put records in shards a KCL consumer reads them
+     * from no more.
      *
      * @throws IOException when the call fails, naming the stream
      */
@@ -170,7 +195,7 @@ public final class ShardMaps {
                 forThisLook = Objects.equals(slot.describingFor, lookId);
             }
             if (mine) {
-                shareResult(describing, () -> described(stream, lookId, slot), () -> {
+                shareOffTask(describing, () -> described(stream, lookId, slot), () -> {
                     synchronized (slot) {
                         slot.describing = null;
                     }
@@ -184,7 +209,7 @@ public final class ShardMaps {
     }
 
     private StreamDescription described(String stream, String lookId, Slot slot) throws IOException {
-        StreamDescription described = lister.describe(stream);
+        StreamDescription described = describer.describe(stream, lookId);
         synchronized (slot) {
             slot.description = described;
             slot.describedAt = nanoClock.getAsLong();
@@ -195,15 +220,31 @@ public final class ShardMaps {
 
     /**
      * Completes {@code result} with what {@code call} returns or throws, whatever it throws: the tasks
-     * waiting for it have no timeout. {@code after} then runs (the next call may start).
+     * waiting for it have no timeout. {@code after} runs first (the next call may start), so that a task
+     * woken by the result finds the call no longer under way. The call runs on
+     * a thread of its own, not the asking task's: Spark interrupts the thread of a task it kills (a
+     * speculative attempt that lost), which would fail the call for every task waiting for it.
      */
+    private static <T> void shareOffTask(CompletableFuture<T> result, Callable<T> call, Runnable after) {
+        CALLS.execute(() -> shareResult(result, call, after));
+    }
+
     private static <T> void shareResult(CompletableFuture<T> result, Callable<T> call, Runnable after) {
+        T value = null;
+        Throwable failure = null;
         try {
-            result.complete(call.call());
+            value = call.call();
         } catch (Throwable e) {
-            result.completeExceptionally(e);
-        } finally {
+            failure = e;
+        }
+        try {
             after.run();
+        } finally {
+            if (failure == null) {
+                result.complete(value);
+            } else {
+                result.completeExceptionally(failure);
+            }
         }
     }
 
@@ -242,7 +283,24 @@ public final class ShardMaps {
     }
 
     private Slot slot(String stream) {
+        forgetStale();
         return slots.computeIfAbsent(stream, name -> new Slot());
+    }
+
+    /**
+     * Drops the streams whose map and description are too old to be used again as they are (nothing under
+     * way): a long query meeting many stream names keeps only those it met lately.
+     */
+    private void forgetStale() {
+        long now = nanoClock.getAsLong();
+        stale.sweep(slots.values(), now, slot -> slot.listing == null && slot.describing == null
+            && (slot.latest == null || now - slot.latest.listedAtNanos() >= MAX_AGE_NANOS)
+            && (slot.description == null || now - slot.describedAt >= DESCRIPTION_MAX_AGE_NANOS));
+    }
+
+    /** How many streams it holds maps or descriptions of. */
+    int streamsHeld() {
+        return slots.size();
     }
 
     /** Closes the lister: its producer closed. */

@@ -14,6 +14,7 @@ import sparkkpl.aws.AwsRegion;
 import sparkkpl.aws.Credentials;
 import sparkkpl.config.ProducerSpec;
 import sparkkpl.kinesis.ShardMap;
+import sparkkpl.kinesis.StreamArn;
 import sparkkpl.kinesis.StreamDescription;
 
 /**
@@ -33,6 +34,8 @@ public final class StreamApi implements ShardMaps.Lister {
     private static final int PAGE_SIZE = 1000;
 
     private final KinesisTransport transport;
+    /** With a streamArn option: the streams' account and region, so that calls name them by ARN; else null. */
+    private final StreamArn addressedBy;
 
     /**
      * A client for this spec's endpoint and credentials.
@@ -42,15 +45,19 @@ public final class StreamApi implements ShardMaps.Lister {
     public static StreamApi open(ProducerSpec spec) {
         KinesisProducerConfiguration kpl = spec.kplConfiguration();
         String region = AwsRegion.of(kpl);
-        return new StreamApi(kpl, region, Credentials.resolved(spec.credentials(), region));
+        return new StreamApi(kpl, region, Credentials.checkedProvider(spec.credentials(), region), spec.streamArn());
     }
 
     /**
      * A client for the endpoint, proxy and timeouts of {@code kpl}, in {@code region}, signing with
      * {@code credentials} (a producer's, so that both resolve and refresh them once).
+     *
+     * @param streamArn null, or a stream ARN: then every call names its stream by ARN in that account and region
      */
-    public StreamApi(KinesisProducerConfiguration kpl, String region, AwsCredentialsProvider credentials) {
+    public StreamApi(KinesisProducerConfiguration kpl, String region, AwsCredentialsProvider credentials,
+                     String streamArn) {
         this.transport = new KinesisTransport(kpl, region, credentials);
+        this.addressedBy = streamArn == null ? null : StreamArn.parse(streamArn);
     }
 
     /** Closes its connections. */
@@ -114,7 +121,9 @@ public final class StreamApi implements ShardMaps.Lister {
     @Override
     public StreamDescription describe(String stream) throws IOException {
         JsonWriter json = JsonWriter.create();
-        json.writeStartObject().writeFieldName("StreamName").writeValue(stream).writeEndObject();
+        json.writeStartObject();
+        nameStream(json, stream);
+        json.writeEndObject();
         JsonNode summary = transport.call("DescribeStreamSummary", stream, json.getBytes())
             .field("StreamDescriptionSummary").orElseThrow();
         String created = present(summary, "StreamCreationTimestamp").map(JsonNode::asNumber).orElse(null);
@@ -129,11 +138,20 @@ public final class StreamApi implements ShardMaps.Lister {
         return object.field(name).filter(node -> !node.isNull());
     }
 
-    private static byte[] pageRequest(String stream, String created, String nextToken, int pageSize) {
+    /** Kinesis takes StreamARN in place of StreamName: by ARN, a call reaches the stream's own account. */
+    private void nameStream(JsonWriter json, String stream) {
+        if (addressedBy == null) {
+            json.writeFieldName("StreamName").writeValue(stream);
+        } else {
+            json.writeFieldName("StreamARN").writeValue(addressedBy.sibling(stream));
+        }
+    }
+
+    private byte[] pageRequest(String stream, String created, String nextToken, int pageSize) {
         JsonWriter json = JsonWriter.create();
         json.writeStartObject();
         if (nextToken == null) {
-            json.writeFieldName("StreamName").writeValue(stream);
+            nameStream(json, stream);
             if (created != null) {
                 json.writeFieldName("StreamCreationTimestamp").writeNumber(created);
             }

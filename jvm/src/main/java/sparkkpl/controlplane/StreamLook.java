@@ -1,102 +1,172 @@
 package sparkkpl.controlplane;
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sparkkpl.aws.Credentials;
+import sparkkpl.config.ProducerSpec;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteOptions;
 import sparkkpl.kinesis.StreamDescription;
+import sparkkpl.util.ParallelCalls;
 
 /**
  * The driver's look at the write's stream (the {@code streamName} option) before any task runs, with
  * {@code DescribeStreamSummary}: which incarnation of the stream the tasks list the shards of, whether
  * Kinesis places its records itself (AUTO), and the largest record it takes. Once per batch write;
  * a streaming query looks again for a micro-batch when its last look is older than {@code reuseNanos},
- * or a stream it stands on was created again since (one ListShards per stream and micro-batch).
- * Executors describe only the streams rows name, once per look and JVM ({@code WritePlan.lookId}):
- * Kinesis allows the call 20 times a second per account.
+ * or a stream it stands on was created again since (one ListShards per stream and micro-batch, side by
+ * side). Executors describe only the streams rows name, once per look and JVM ({@link Look#id}):
+ * Kinesis allows the call 20 times a second per account. Thread-safe, and no lock is held across a call
+ * to Kinesis: one query's throttled stream never holds up another's planning.
  */
 public final class StreamLook {
-    /** What a look reads of a write as the driver resolved it, and the plan of its tasks it makes ({@code spark.ResolvedWrite}). */
-    public interface Resolved<P extends Plan> {
-        /** The write's own values, before any stream is described. */
-        WriteOptions options();
+    /**
+     * One look at the write's streams, shipped with the plan of its tasks: the streams the driver described
+     * (none when rows name every stream), by name, and the look's id, which tells the executors when to
+     * describe the streams rows name again (once per look), so that theirs are never older than the driver's.
+     */
+    public record Look(Map<String, StreamDescription> streams, String id) implements Serializable {}
 
-        /** Whether the tasks list the shards of the streams they write. */
-        boolean listsShards();
+    /** A stream a write stood on that was created again: named, with the creation time the write began on. */
+    public record Recreated(String stream, String created) {}
 
-        /** The plan of the tasks for the streams the driver described (none when rows name every stream), and the look's id. */
-        P plan(Map<String, StreamDescription> streams, String lookId);
+    /** The control-plane calls a look makes, with the driver's client for the write's producer. */
+    interface Calls {
+        StreamDescription describe(ProducerSpec producer, String stream) throws IOException;
+
+        /** Lists the stream's shards, as the tasks will: refused without the kinesis:ListShards permission. */
+        void listShards(ProducerSpec producer, StreamDescription stream) throws IOException;
+
+        /** Whether the incarnation {@code stream} describes still has its name (one ListShards of one shard). */
+        boolean stillExists(ProducerSpec producer, StreamDescription stream) throws IOException;
     }
 
-    /** What the commit check reads of the plan the tasks ran ({@code spark.WritePlan}). */
-    public interface Plan {
-        WriteOptions options();
+    /** The calls made through the driver's clients ({@link DriverClients}). */
+    private static final Calls DRIVER_CALLS = new Calls() {
+        @Override
+        public StreamDescription describe(ProducerSpec producer, String stream) throws IOException {
+            return DriverClients.withStreamApi(producer, api -> api.describe(stream));
+        }
 
-        /** The streams the driver described for the plan, by name. */
-        Map<String, StreamDescription> streams();
+        @Override
+        public void listShards(ProducerSpec producer, StreamDescription stream) throws IOException {
+            DriverClients.withStreamApi(producer, api -> api.listShards(stream.stream(), stream.created()));
+        }
 
-        /** What the write fails with when {@code stream}, described as created at {@code created}, was created again. */
-        RuntimeException recreated(String stream, String created);
-    }
+        @Override
+        public boolean stillExists(ProducerSpec producer, StreamDescription stream) throws IOException {
+            return DriverClients.withStreamApi(producer, api -> api.stillExists(stream.stream(), stream.created()));
+        }
+    };
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamLook.class);
     /** How long a streaming query's micro-batches reuse a look: one call per 5 s at most, per query. */
     public static final long MICRO_BATCH_REUSE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     /**
-     * Each streaming query's look, by the query's id: Spark builds a query's write anew
-     * for every micro-batch, so the look must outlive it to be reused. A look is forgotten once it is
-     * as old as its reuse allows, described or not (a query whose rows name every stream has nothing
-     * described), so the map holds only the queries that ran in the last {@link #MICRO_BATCH_REUSE_NANOS}.
+     * A look as kept for reuse: when it was made, and the streams rows named that its micro-batches met,
+     * as their tasks described them ({@link #met}).
      */
-    private static final Map<String, StreamLook> QUERY_LOOKS = new ConcurrentHashMap<>();
+    private record Kept(Look look, long atNanos, Set<StreamDescription> met) {
+        Kept(Map<String, StreamDescription> streams, long atNanos) {
+            this(new Look(streams, UUID.randomUUID().toString()), atNanos, ConcurrentHashMap.newKeySet());
+        }
 
-    /**
-     * One look: the write's stream as described, and an id that tells the executors when to describe the
-     * streams rows name again (once per look), so that theirs are never older than the driver's.
-     */
-    private record Look(Map<String, StreamDescription> streams, String id, long atNanos) {}
+        /**
+         * What reusing the look stands on: the streams it described, and every stream its micro-batches'
+         * tasks met, each of which an executor may still hold as described for this look (it describes
+         * again only for a new look). Checked before the look is reused (one ListShards each), so that a
+         * stream created again since is described anew, by the driver and, for a new look, the executors.
+         * Kept per look, not per query: a look lives {@code reuseNanos} at most, so a query that meets
+         * 10,000 stream names over its life keeps only those met in one look's few seconds.
+         */
+        List<StreamDescription> standsOn() {
+            Set<StreamDescription> all = new LinkedHashSet<>(look.streams().values());
+            all.addAll(met);
+            return List.copyOf(all);
+        }
+    }
 
     private final long reuseNanos;
-    private Look last;
-    /** The streams rows named in the last micro-batch confirmed, as its tasks met them. */
-    private Set<StreamDescription> lastMet = Set.of();
-    /** When the look was made: it expires from then until it has a look of its own. */
-    private final long madeAt;
+    private final Calls calls;
+    /** A monotonic clock in nanoseconds, as {@link System#nanoTime}. */
+    private final LongSupplier nanoClock;
+    /** The look the next write or micro-batch may reuse, or null. */
+    private final AtomicReference<Kept> last = new AtomicReference<>();
+    /**
+     * The description under way, if any, which the look's callers meanwhile wait for rather than make
+     * their own: no lock is held across a call to Kinesis, which may retry for 30 s.
+     */
+    private final AtomicReference<CompletableFuture<Kept>> describing = new AtomicReference<>();
 
-    private StreamLook(long reuseNanos, long madeAt) {
+    StreamLook(long reuseNanos, Calls calls, LongSupplier nanoClock) {
         this.reuseNanos = reuseNanos;
-        this.madeAt = madeAt;
+        this.calls = calls;
+        this.nanoClock = nanoClock;
     }
 
+    /** A batch write's look, made once. */
     public static StreamLook perWrite() {
-        return new StreamLook(0, System.nanoTime());
+        return new StreamLook(0, DRIVER_CALLS, System::nanoTime);
     }
 
-    /** The look of the streaming query of this id, shared by its micro-batches' writes. */
-    public static StreamLook forQuery(String queryId) {
-        return forQuery(queryId, System.nanoTime());
+    /**
+     * A streaming query's look, which its micro-batches reuse for {@link #MICRO_BATCH_REUSE_NANOS}; the
+     * query keeps it for its life (its table, {@code spark.KplTable}).
+     */
+    public static StreamLook perQuery() {
+        return new StreamLook(MICRO_BATCH_REUSE_NANOS, DRIVER_CALLS, System::nanoTime);
     }
 
-    /** {@link #forQuery(String)} at {@code now}, as {@link System#nanoTime} gives it. */
-    static StreamLook forQuery(String queryId, long now) {
-        QUERY_LOOKS.values().removeIf(look -> look.expired(now)); // nothing to reuse there any more
-        return QUERY_LOOKS.computeIfAbsent(queryId, id -> new StreamLook(MICRO_BATCH_REUSE_NANOS, now));
+    /**
+     * The write's stream as Kinesis describes it now: the last look if it may be reused, else a new one.
+     *
+     * @param listsShards whether the tasks list the shards of the streams they write
+     */
+    public Look look(WriteOptions options, boolean listsShards) {
+        Kept current = last.get();
+        if (reusable(current, options)) {
+            return current.look();
+        }
+        CompletableFuture<Kept> mine = new CompletableFuture<>();
+        CompletableFuture<Kept> running = describing.compareAndExchange(null, mine);
+        if (running != null) {
+            return ParallelCalls.awaited(running).look();
+        }
+        try {
+            Kept made = newLook(options, listsShards);
+            last.set(made);
+            mine.complete(made);
+            return made.look();
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            describing.set(null);
+        }
     }
 
-    private synchronized boolean expired(long now) {
-        return now - (last == null ? madeAt : last.atNanos()) >= reuseNanos;
+    /** Whether {@code look} is young enough, for the write's stream, and no stream it stands on was created again. */
+    private boolean reusable(Kept kept, WriteOptions options) {
+        Optional<String> stream = Optional.ofNullable(options.target().streamName());
+        return kept != null && nanoClock.getAsLong() - kept.atNanos() < reuseNanos
+            && stream.map(kept.look().streams()::containsKey).orElse(kept.look().streams().isEmpty())
+            && firstGone(options, kept.standsOn()) == null;
     }
 
     /**
@@ -107,24 +177,17 @@ public final class StreamLook {
      *     ListShards where {@code listsShards}, the tasks' way of grouping the user's keys by shard):
      *     the write is refused before any task
      */
-    private synchronized Look describe(WriteOptions options, boolean listsShards) {
-        Optional<String> stream = Optional.ofNullable(options.streamName());
-        if (last != null && System.nanoTime() - last.atNanos() < reuseNanos
-                && stream.map(last.streams()::containsKey).orElse(last.streams().isEmpty())
-                && firstGone(options, lastChecked()) == null) {
-            return last;
-        }
+    private Kept newLook(WriteOptions options, boolean listsShards) {
+        Optional<String> stream = Optional.ofNullable(options.target().streamName());
         if (stream.isEmpty()) {
-            last = new Look(Map.of(), UUID.randomUUID().toString(), System.nanoTime());
-            return last;
+            return new Kept(Map.of(), nanoClock.getAsLong());
         }
         try {
-            StreamDescription described = DriverClients.withStreamApi(options.producer(), api -> api.describe(stream.get()));
+            StreamDescription described = calls.describe(options.producer(), stream.get());
             if (listsShards && !described.keysIgnored()) {
                 checkListable(options, described);
             }
-            last = new Look(Map.of(stream.get(), described), UUID.randomUUID().toString(), System.nanoTime());
-            return last;
+            return new Kept(Map.of(stream.get(), described), nanoClock.getAsLong());
         } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw new IllegalArgumentException("Option '" + SinkOption.STREAM_NAME.optionName() + "': stream '"
@@ -139,23 +202,12 @@ public final class StreamLook {
     }
 
     /**
-     * What a micro-batch's look stands on: the streams it described, and those the last micro-batch's
-     * tasks met. Checked before the look is reused (one ListShards each), so that a stream created again
-     * between two micro-batches is described anew, by the driver and, for a new look, by the executors.
-     */
-    private Set<StreamDescription> lastChecked() {
-        Set<StreamDescription> checked = new HashSet<>(last.streams().values());
-        checked.addAll(lastMet);
-        return checked;
-    }
-
-    /**
      * Tasks building aggregates list the stream's shards; without the permission each task would warn and
      * send every row alone, many times slower (a choice that should be the user's, aggregation=kpl).
      */
-    private static void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
+    private void checkListable(WriteOptions options, StreamDescription stream) throws IOException {
         try {
-            DriverClients.withStreamApi(options.producer(), api -> api.listShards(stream.stream(), stream.created()));
+            calls.listShards(options.producer(), stream);
         } catch (StreamCallFailed e) {
             if (e.notFound()) {
                 throw e;
@@ -178,50 +230,46 @@ public final class StreamLook {
      * After every task committed, so after Kinesis acknowledged every record: each stream the write
      * aggregated records for, described by the driver or (named by rows) by the tasks' JVMs, must still
      * be the one described, and the tasks must have met one incarnation of it only. One ListShards of
-     * one shard per stream (Kinesis allows 1,000 a second per stream); a stream deleted and created
-     * again in between fails the write, since a consumer may miss records Kinesis reported as written.
-     * A check that cannot be made is logged, not failed: nothing is known to be wrong then.
+     * one shard per stream (Kinesis allows 1,000 a second per stream), all at once; a stream deleted and
+     * created again in between fails the write, since a consumer may miss records Kinesis reported as
+     * written. A check that cannot be made is logged, not failed: nothing is known to be wrong then.
      *
-     * The look is then forgotten: a query restarted from its checkpoint keeps its id, so its next
-     * micro-batch would otherwise reuse the description of the stream that is gone, and fail again.
+     * The look is then forgotten, so that no micro-batch reuses the description of a stream that is gone;
+     * else the streams the tasks met are added to those its reuse stands on ({@link Kept#standsOn}).
      *
+     * @param options the values of the write the tasks ran (their plan's)
+     * @param look the look the tasks' plan was made from
      * @param metByTasks the streams rows named, as the tasks' JVMs described them ({@code WriteSummary})
-     * @throws RuntimeException the plan's {@link Plan#recreated} failure, naming the stream
+     * @return the stream created again, for the write to fail with; empty when each is still the one described
      */
-    public void confirmUnchanged(Plan plan, Collection<StreamDescription> metByTasks) {
-        Map<String, StreamDescription> checked = new HashMap<>(plan.streams());
-        RuntimeException recreated = recreatedIn(plan, checked, metByTasks);
-        if (recreated != null) {
-            forget();
-            throw recreated;
+    public Optional<Recreated> confirmUnchanged(WriteOptions options, Look look, Collection<StreamDescription> metByTasks) {
+        Optional<Recreated> recreated = recreatedIn(options, new HashMap<>(look.streams()), metByTasks);
+        if (recreated.isPresent()) {
+            last.set(null);
+            return recreated;
         }
-        remember(metByTasks);
+        Kept kept = last.get();
+        if (kept != null && kept.look().id().equals(look.id())) {
+            kept.met().addAll(metByTasks);
+        }
+        return recreated;
     }
 
     /**
-     * The failure of a stream created again during the write, or null when each is still the one described.
+     * The stream created again during the write, if any.
      *
      * @param checked the streams the driver described; the streams only rows named are added to it
      */
-    private static RuntimeException recreatedIn(Plan plan, Map<String, StreamDescription> checked,
-                                                Collection<StreamDescription> metByTasks) {
+    private Optional<Recreated> recreatedIn(WriteOptions options, Map<String, StreamDescription> checked,
+                                            Collection<StreamDescription> metByTasks) {
         for (StreamDescription met : metByTasks) {
             StreamDescription other = checked.putIfAbsent(met.stream(), met);
             if (other != null && other.created() != null && !other.created().equals(met.created())) {
-                return plan.recreated(met.stream(), oldest(other.created(), met.created()));
+                return Optional.of(new Recreated(met.stream(), oldest(other.created(), met.created())));
             }
         }
-        StreamDescription gone = firstGone(plan.options(), checked.values());
-        return gone == null ? null : plan.recreated(gone.stream(), gone.created());
-    }
-
-    private synchronized void forget() {
-        last = null;
-        lastMet = Set.of();
-    }
-
-    private synchronized void remember(Collection<StreamDescription> metByTasks) {
-        lastMet = Set.copyOf(metByTasks);
+        StreamDescription gone = firstGone(options, List.copyOf(checked.values()));
+        return Optional.ofNullable(gone).map(stream -> new Recreated(stream.stream(), stream.created()));
     }
 
     /** The earlier of two creation times, the one the write began on. */
@@ -231,32 +279,32 @@ public final class StreamLook {
 
     /**
      * The first of these streams whose name another stream has now, where the write aggregates records
-     * (one ListShards of one shard each), or null. A check that cannot be made is logged, not failed.
+     * (one ListShards of one shard each, side by side: {@link ParallelCalls}), or null. A check that
+     * cannot be made is logged, not failed.
      */
-    private static StreamDescription firstGone(WriteOptions options, Collection<StreamDescription> streams) {
-        if (!options.aggregatesRecords()) {
+    private StreamDescription firstGone(WriteOptions options, List<StreamDescription> streams) {
+        if (!options.aggregating().aggregatesRecords()) {
             return null;
         }
-        for (StreamDescription stream : streams) {
-            if (stream.created() == null || stream.keysIgnored()) {
-                continue; // an emulator that gives no creation time; AUTO streams take no aggregates
-            }
-            try {
-                if (!DriverClients.withStreamApi(options.producer(),
-                        api -> api.stillExists(stream.stream(), stream.created()))) {
-                    return stream;
-                }
-            } catch (IOException e) {
-                LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
-                    e.getMessage());
+        List<StreamDescription> checked = streams.stream()
+            // an emulator that gives no creation time; AUTO streams take no aggregates
+            .filter(stream -> stream.created() != null && !stream.keysIgnored()).toList();
+        List<Boolean> gone = ParallelCalls.each(checked, stream -> gone(options, stream));
+        for (int i = 0; i < checked.size(); i++) {
+            if (gone.get(i)) {
+                return checked.get(i);
             }
         }
         return null;
     }
 
-    /** The plan of {@code write}'s tasks for the streams as the driver sees them now. */
-    public <P extends Plan> P described(Resolved<P> write) {
-        Look now = describe(write.options(), write.listsShards());
-        return write.plan(now.streams(), now.id());
+    private boolean gone(WriteOptions options, StreamDescription stream) {
+        try {
+            return !calls.stillExists(options.producer(), stream);
+        } catch (IOException e) {
+            LOG.warn("Could not check that stream '{}' was not created again during the write: {}", stream.stream(),
+                e.getMessage());
+            return false;
+        }
     }
 }

@@ -2,9 +2,9 @@ package sparkkpl.producer;
 
 /**
  * How many records and bytes a producer may have outstanding in one {@link Lane}: what Kinesis
- * acknowledged of the lane's records in a target wait, between a floor and the queue caps.
+ * acknowledged of the lane's records in a target wait, between a floor and the queue limits.
  *
- * <p>Why not the caps alone: at a shard's quota the KPL's own limiter sends 150 % of what the shard
+ * <p>Why not the queue limits alone: at a shard's quota the KPL's own limiter sends 150 % of what the shard
  * takes ({@code RateLimit}), and each throttled record goes back to the end of the KPL's queue for that
  * shard. A record's wait is then about (outstanding in its shard ÷ the shard's acknowledged rate), with
  * an exponential tail, and a wait past {@code RecordTtl} expires the record (docs/backpressure.md has
@@ -13,19 +13,23 @@ package sparkkpl.producer;
  * block instead. With a target of 1/{@value #TTL_SHARE} of {@code RecordTtl}, a record outlives it
  * with a probability of about e^-{@value #TTL_SHARE}. The budget is per lane because a rate measured
  * over a whole stream is the hot shard's rate divided by its share of the rows: a producer that follows
- * it lets the hot shard's backlog grow to the caps.
+ * it lets the hot shard's backlog grow to the queue limits.
  *
  * <p>The rate is measured over windows of {@value #WINDOW_MS} ms of the lane's busy time (something
  * outstanding, or a task waiting), and only from windows in which a task waited for room: otherwise it
  * measures how fast the tasks add, not how fast Kinesis takes; idle time (a streaming trigger's gap)
  * would only dilute it. An unthrottled shard answers in a fraction of the target wait, so there the
- * budget grows past the caps within a window or two and the caps rule.
+ * budget grows past the queue limits within a window or two and the queue limits rule.
  *
- * <p>A new shard lane starts small (1/{@value #SHARD_START_SHARE} of the caps): what several producers
- * admit into one shard before their first measurement cannot be called back, and a shard takes only
- * 1 MiB a second whoever sends. A stream lane (records whose shard is not known) starts at 1/{@value
- * #STREAM_START_SHARE} of the caps, as a whole stream may take much more. Not thread-safe: {@link
- * OutstandingLimit} calls it under its lock.
+ * <p>A new lane starts small (1/{@value #START_SHARE} of the queue limits) and, until its first measurement, grows by
+ * what Kinesis acknowledges of it while a task waits, as TCP's slow start does: about doubling each round trip.
+ * What several producers admit into one shard before they measure cannot be called back, and none of them
+ * knows how many others write the shard (records whose keys the sink chooses, a stream that places records
+ * itself: all of them meet in one shard as readily as a hot key's); growing by acknowledgements, their budgets
+ * together grow by what the shard drains, not by N times a start. After the first measurement each follows
+ * its own share of the drain, so that N producers' budgets add up to the shard's drain in the target wait;
+ * their floors add up to N floors, which is why the floor is a small share of the start. Not thread-safe:
+ * {@link OutstandingLimit} calls it under its lock.
  */
 final class DrainBudget {
     /** The target wait is this share of {@code RecordTtl}. */
@@ -34,31 +38,29 @@ final class DrainBudget {
     static final long MIN_TARGET_WAIT_MS = 1_000;
     static final long WINDOW_MS = 1_000;
     /**
-     * A shard lane starts at this share of the caps: 128 KiB at the default caps, an eighth of a second
-     * of a shard's byte limit, enough for one producer to keep the shard busy at the KPL's usual
-     * buffering, and 4 MiB (four seconds of the shard) for 32 producers that start on it at once. Caps
-     * raised out of reach raise it with them.
+     * A lane starts at this share of the queue limits: 16 KiB and 97 records at the default queue limits. 32 producers
+     * starting on one shard at once admit 512 KiB and 3,100 records, about three seconds of a shard's
+     * 1,000 records (half a second of its bytes); one producer reaches the queue limits from there in about ten
+     * round trips of slow start. Caps raised out of reach raise it with them.
      */
-    static final int SHARD_START_SHARE = 128;
-    /** A shard lane's floor, as a share of its start: one producer of many on a shard holds little. */
-    static final int SHARD_FLOOR_SHARE = 16;
-    static final int STREAM_START_SHARE = 16;
-    static final int STREAM_FLOOR_SHARE = 64;
+    static final int START_SHARE = 1024;
+    /** A lane's floor, as a share of its start: one producer of many on a shard holds little. */
+    static final int FLOOR_SHARE = 8;
     /** Weight of the newest window's rate in the running estimate. */
     private static final double NEWEST_WEIGHT = 0.5;
     private static final long WINDOW_NANOS = WINDOW_MS * 1_000_000;
 
-    /** How a producer budgets its lanes: following what each drains, or at the caps alone. */
-    record Policy(long maxRecords, long maxBytes, double targetWaitSeconds) {
-        /** The caps alone, whatever the drain: for tests of the caps themselves. */
-        static Policy capsOnly(long maxRecords, long maxBytes) {
-            return new Policy(maxRecords, maxBytes, Double.POSITIVE_INFINITY);
+    /** How a producer budgets its lanes: following what each drains, or at the queue limits alone. */
+    record Policy(long queueLimit, long queueLimitBytes, double targetWaitSeconds) {
+        /** The queue limits alone, whatever the drain: for tests of the queue limits themselves. */
+        static Policy queueLimitsOnly(long queueLimit, long queueLimitBytes) {
+            return new Policy(queueLimit, queueLimitBytes, Double.POSITIVE_INFINITY);
         }
 
-        /** Each lane follows what Kinesis acknowledges of it, within the caps. */
-        static Policy following(long maxRecords, long maxBytes, long recordTtlMs) {
+        /** Each lane follows what Kinesis acknowledges of it, within the queue limits. */
+        static Policy following(long queueLimit, long queueLimitBytes, long recordTtlMs) {
             long targetWaitMs = Math.max(MIN_TARGET_WAIT_MS, recordTtlMs / TTL_SHARE);
-            return new Policy(maxRecords, maxBytes, targetWaitMs / 1_000.0);
+            return new Policy(queueLimit, queueLimitBytes, targetWaitMs / 1_000.0);
         }
 
         boolean followsDrain() {
@@ -66,19 +68,14 @@ final class DrainBudget {
         }
 
         /** The budget of a lane first met now, idle until {@link #busy}. */
-        DrainBudget newLane(Lane lane) {
+        DrainBudget newLane() {
             if (!followsDrain()) {
-                return new DrainBudget(this, maxRecords, maxBytes, maxRecords, maxBytes);
+                return new DrainBudget(this, queueLimit, queueLimitBytes, queueLimit, queueLimitBytes);
             }
-            if (lane.isShard()) {
-                long startRecords = Math.max(1, maxRecords / SHARD_START_SHARE);
-                long startBytes = Math.max(1, maxBytes / SHARD_START_SHARE);
-                return new DrainBudget(this, startRecords, startBytes, Math.max(1, startRecords / SHARD_FLOOR_SHARE),
-                    Math.max(1, startBytes / SHARD_FLOOR_SHARE));
-            }
-            return new DrainBudget(this, Math.max(1, maxRecords / STREAM_START_SHARE),
-                Math.max(1, maxBytes / STREAM_START_SHARE), Math.max(1, maxRecords / STREAM_FLOOR_SHARE),
-                Math.max(1, maxBytes / STREAM_FLOOR_SHARE));
+            long startRecords = Math.max(1, queueLimit / START_SHARE);
+            long startBytes = Math.max(1, queueLimitBytes / START_SHARE);
+            return new DrainBudget(this, startRecords, startBytes, Math.max(1, startRecords / FLOOR_SHARE),
+                Math.max(1, startBytes / FLOOR_SHARE));
         }
     }
 
@@ -94,6 +91,7 @@ final class DrainBudget {
     private long windowRecords;
     private long windowBytes;
     private boolean windowBound;
+    /** What Kinesis takes of the lane, as measured; negative until the first measurement (slow start). */
     private double recordsPerSecond = -1;
     private double bytesPerSecond;
 
@@ -137,7 +135,8 @@ final class DrainBudget {
     }
 
     /**
-     * Kinesis acknowledged {@code count} records of {@code size} bytes in all.
+     * Kinesis acknowledged {@code count} records of {@code size} bytes in all. Before the first measurement, while a
+     * task waits, the budget grows by them (slow start).
      *
      * @param waiting whether a task waits for room in the lane now
      */
@@ -146,6 +145,10 @@ final class DrainBudget {
         windowRecords += count;
         windowBytes += size;
         windowBound |= waiting;
+        if (waiting && recordsPerSecond < 0 && policy.followsDrain()) {
+            records = Math.min(policy.queueLimit(), records + count);
+            bytes = Math.min(policy.queueLimitBytes(), bytes + size);
+        }
     }
 
     /** Closes the window once it has been busy long enough, following its rate if a task waited in it. */
@@ -174,8 +177,8 @@ final class DrainBudget {
             recordsPerSecond += NEWEST_WEIGHT * (recordRate - recordsPerSecond);
             bytesPerSecond += NEWEST_WEIGHT * (byteRate - bytesPerSecond);
         }
-        records = within(recordsPerSecond * policy.targetWaitSeconds(), floorRecords, policy.maxRecords());
-        bytes = within(bytesPerSecond * policy.targetWaitSeconds(), floorBytes, policy.maxBytes());
+        records = within(recordsPerSecond * policy.targetWaitSeconds(), floorRecords, policy.queueLimit());
+        bytes = within(bytesPerSecond * policy.targetWaitSeconds(), floorBytes, policy.queueLimitBytes());
     }
 
     private static long within(double value, long floor, long ceiling) {

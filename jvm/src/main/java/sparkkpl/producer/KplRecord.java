@@ -65,6 +65,15 @@ public final class KplRecord {
         return new KplRecord(sent, rowNumbers, bytes, targetShard, targetShard, unpacker);
     }
 
+    /**
+     * An aggregate whose records all share one key, which may be stored in any shard, waiting in the lane of
+     * {@code laneShard}: where that key routes by its task's map (null: not known).
+     */
+    public static KplRecord aggregateOfOneKey(KinesisRecord sent, long[] rowNumbers, long bytes, String laneShard,
+                                              Unpacker unpacker) {
+        return new KplRecord(sent, rowNumbers, bytes, null, laneShard, unpacker);
+    }
+
     /** What the KPL gets. */
     public KinesisRecord sent() {
         return sent;

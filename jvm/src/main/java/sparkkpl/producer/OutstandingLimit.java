@@ -16,14 +16,14 @@ import java.util.function.LongSupplier;
  * own queue is unbounded (FLINK-9374), so a task that would go over the cap flushes the producer
  * and blocks until acknowledgements bring it back under: backpressure instead of unbounded memory.
  *
- * <p>Within the caps, each {@link Lane} (a target shard, or a stream whose shard is not known) may hold
+ * <p>Within the queue limits, each {@link Lane} (a target shard, or a stream whose shard is not known) may hold
  * what Kinesis takes of it in a target wait ({@link DrainBudget}), so that a record's wait stays well
  * inside {@code RecordTtl} in a shard at its quota, however hot that shard is against the others.
  *
  * <p>Room is given first come, first served within a lane: while a record waits, later ones of its lane
  * wait behind it, so a large record is not starved by small ones that would each fit into the room it
- * waits for. A record of another lane does not wait behind it, unless the caps themselves are reached:
- * then the records whose lanes have room take the caps' room in the order they came.
+ * waits for. A record of another lane does not wait behind it, unless the queue limits themselves are reached:
+ * then the records whose lanes have room take the queue limits' room in the order they came.
  */
 final class OutstandingLimit {
     /** How often a blocked task re-flushes, in case records arrived in the KPL's buffers meanwhile. */
@@ -71,7 +71,7 @@ final class OutstandingLimit {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
     private final Map<Lane, LaneState> lanes = new HashMap<>();
-    /** Records whose lane has room, waiting for room under the caps, in arrival order. */
+    /** Records whose lane has room, waiting for room under the queue limits, in arrival order. */
     private final Deque<Ticket> waitingForCaps = new ArrayDeque<>();
     private long records;
     private long bytes;
@@ -114,8 +114,8 @@ final class OutstandingLimit {
 
     /**
      * Reserves room for {@code count} records of {@code size} bytes in all (one record, or the
-     * records of one aggregate) in {@code lane}, blocking while the lane's budget or the caps would be
-     * exceeded. What is larger than the whole cap is admitted once nothing else is outstanding, so it
+     * records of one aggregate) in {@code lane}, blocking while the lane's budget or the queue limits would be
+     * exceeded. What is larger than the whole queue limit is admitted once nothing else is outstanding, so it
      * cannot wait forever.
      *
      * @param flush asks the KPL to send what it buffers, so that acknowledgements come sooner; called at
@@ -168,14 +168,15 @@ final class OutstandingLimit {
 
     /**
      * Whether the ticket may take its room now: first of its lane, with room in the lane, and first of
-     * those waiting for the caps, with room under them. A ticket that waits for the caps alone queues for
-     * them, so that a large record is not starved by small ones of other lanes.
+     * those waiting for the queue limits with room in their lanes, with room under the queue limits. A ticket that waits for
+     * the queue limits alone queues for them, so that a large record is not starved by small ones of other lanes;
+     * one whose lane has lost its room since (its budget shrank) keeps its place without holding the others.
      */
     private boolean admits(Ticket ticket) {
         if (ticket.lane.waiting.peekFirst() != ticket || !ticket.lane.hasRoomFor(ticket.count, ticket.size)) {
             return false;
         }
-        Ticket firstForCaps = waitingForCaps.peekFirst();
+        Ticket firstForCaps = firstWithLaneRoom();
         if (firstForCaps == ticket || firstForCaps == null) {
             if (capsHaveRoomFor(ticket.count, ticket.size)) {
                 return true;
@@ -187,8 +188,17 @@ final class OutstandingLimit {
         return false;
     }
 
+    private Ticket firstWithLaneRoom() {
+        for (Ticket waiting : waitingForCaps) {
+            if (waiting.lane.hasRoomFor(waiting.count, waiting.size)) {
+                return waiting;
+            }
+        }
+        return null;
+    }
+
     private boolean capsHaveRoomFor(long count, long size) {
-        return records == 0 || (records + count <= policy.maxRecords() && bytes + size <= policy.maxBytes());
+        return records == 0 || (records + count <= policy.queueLimit() && bytes + size <= policy.queueLimitBytes());
     }
 
     private LaneState laneOf(Lane lane) {
@@ -196,7 +206,7 @@ final class OutstandingLimit {
         if (state == null) {
             long now = nanoClock.getAsLong();
             forgetIdleLanes(now);
-            state = new LaneState(policy.newLane(lane));
+            state = new LaneState(policy.newLane());
             state.idleSince = now;
             lanes.put(lane, state);
         }
@@ -314,7 +324,7 @@ final class OutstandingLimit {
 
     /**
      * Outstanding now and at the peak since the producer started; the budget now: its lanes' budgets
-     * added up, within the caps; and how many lanes it keeps.
+     * added up, within the queue limits; and how many lanes it keeps.
      */
     record Usage(long records, long bytes, long peakRecords, long peakBytes, long budgetRecords, long budgetBytes,
                  int lanes) {}
@@ -328,8 +338,8 @@ final class OutstandingLimit {
                 budgetRecords += state.budget.records();
                 budgetBytes += state.budget.bytes();
             }
-            return new Usage(records, bytes, peakRecords, peakBytes, Math.min(budgetRecords, policy.maxRecords()),
-                Math.min(budgetBytes, policy.maxBytes()), lanes.size());
+            return new Usage(records, bytes, peakRecords, peakBytes, Math.min(budgetRecords, policy.queueLimit()),
+                Math.min(budgetBytes, policy.queueLimitBytes()), lanes.size());
         } finally {
             lock.unlock();
         }

@@ -55,7 +55,7 @@ final class ProducerConfiguration {
         // Given no region, the daemon's own lookup asks the fixed metadata address, whatever
         // AWS_EC2_METADATA_SERVICE_ENDPOINT says, and exits without one: the JVM looks it up instead.
         kpl.setRegion(AwsRegion.of(kpl));
-        kpl.setCredentialsProvider(Credentials.resolved(spec.credentials(), kpl.getRegion()));
+        kpl.setCredentialsProvider(Credentials.checkedProvider(spec.credentials(), kpl.getRegion()));
         // Read back before the pipes move into the producer's own folder (pipesIn).
         return new ProducerConfiguration(kpl, placedDaemonDir, pipesSetBy, spec.settings(kpl));
     }

@@ -50,6 +50,8 @@ public final class SharedProducer implements SharedPool.Pooled {
     /** How long adds wait for the KPL to replace a dead daemon before the producer counts as broken. */
     static final long RESTART_WAIT_MS = 15_000;
     private static final long RESTART_POLL_MS = 50;
+    /** The streams one daemon may meet before the producer is replaced for the next tasks ({@link #retire}). */
+    static final int MAX_STREAMS_MET = 1_024;
 
     private final IKinesisProducer kpl;
     private final DaemonFolder folder;
@@ -66,25 +68,42 @@ public final class SharedProducer implements SharedPool.Pooled {
     private final Map<String, String> incarnations = new ConcurrentHashMap<>();
     private final FlushPacing flushPacing = new FlushPacing();
     private volatile boolean broken;
-    /** Set once a task met a stream created again since this producer's daemon met it. */
+    /** Set once a task met a stream created again since this producer's daemon met it, or too many streams. */
     private volatile boolean outlived;
 
     /**
-     * @param keepDaemonInPlace puts the daemon's binary back where the KPL runs it from, if it is gone
-     * @param recordTtlMs the KPL's {@code RecordTtl}, which the outstanding budget keeps records' waits well inside
+     * What a started KPL producer comes with.
+     *
+     * @param keepInPlace puts the daemon's binary back where the KPL runs it from, if it is gone
+     * @param shardMaps its streams' shard maps, listed with its endpoint and credentials
+     * @param predictsShards whether its daemon predicts shards (the KPL's aggregation is on)
+     * @param settings what it runs with, by config key, secrets masked
      */
-    SharedProducer(IKinesisProducer kpl, DaemonFolder folder, Runnable keepDaemonInPlace, Map<String, String> settings,
-                   ShardMaps shardMaps, boolean predictsShards, long maxRecords, long maxBytes, long recordTtlMs,
-                   long idleTimeoutMs, long closeTimeoutMs) {
-        this.kpl = kpl;
-        this.shardMaps = shardMaps;
-        this.predictsShards = predictsShards;
-        this.folder = folder;
-        this.keepDaemonInPlace = keepDaemonInPlace;
-        this.settings = settings;
-        this.limit = new OutstandingLimit(DrainBudget.Policy.following(maxRecords, maxBytes, recordTtlMs));
-        this.idleTimeoutMs = idleTimeoutMs;
-        this.closeTimeoutMs = closeTimeoutMs;
+    record Daemon(IKinesisProducer kpl, DaemonFolder folder, Runnable keepInPlace, ShardMaps shardMaps,
+                  boolean predictsShards, Map<String, String> settings) {}
+
+    /**
+     * How much it holds and for how long.
+     *
+     * @param queueLimit most user records outstanding
+     * @param queueLimitBytes most bytes of user records outstanding
+     * @param recordTtlMs the KPL's {@code RecordTtl}, which the outstanding budget keeps records' waits well inside
+     * @param idleTimeoutMs how long the pool keeps it unused
+     * @param closeTimeoutMs how long closing waits for its outstanding records
+     */
+    record Limits(long queueLimit, long queueLimitBytes, long recordTtlMs, long idleTimeoutMs, long closeTimeoutMs) {}
+
+    SharedProducer(Daemon daemon, Limits limits) {
+        this.kpl = daemon.kpl();
+        this.shardMaps = daemon.shardMaps();
+        this.predictsShards = daemon.predictsShards();
+        this.folder = daemon.folder();
+        this.keepDaemonInPlace = daemon.keepInPlace();
+        this.settings = daemon.settings();
+        this.limit = new OutstandingLimit(
+            DrainBudget.Policy.following(limits.queueLimit(), limits.queueLimitBytes(), limits.recordTtlMs()));
+        this.idleTimeoutMs = limits.idleTimeoutMs();
+        this.closeTimeoutMs = limits.closeTimeoutMs();
     }
 
     /** Reserves room for a KPL record's task records under the queue limit if there is some now. */
@@ -108,16 +127,18 @@ public final class SharedProducer implements SharedPool.Pooled {
 
     /**
      * Adds a KPL record, whose task records hold reserved room, for {@code acks}' task; call on a
-     * {@link #callKpl} thread only. Their room is given back when Kinesis acknowledges (the budget
+     * {@link #callKpl} thread only. {@code onAnswered} runs once Kinesis has given it its final answer,
+     * before the task's acknowledgements count it. Their room is given back when Kinesis acknowledges (the budget
      * follows that rate) or finally fails it, or now if the KPL refuses it.
      *
      * @throws IllegalArgumentException when the KPL refuses the record (its size, its keys)
      */
-    void add(KplRecord record, TaskAcks acks) {
+    void add(KplRecord record, TaskAcks acks, Runnable onAnswered) {
         boolean released = false;
         try {
             ListenableFuture<UserRecordResult> future = addToKpl(record.sent());
             future.addListener(() -> settled(record, future), MoreExecutors.directExecutor());
+            future.addListener(onAnswered, MoreExecutors.directExecutor());
             released = true;
             acks.track(future, record);
         } finally {
@@ -200,7 +221,12 @@ public final class SharedProducer implements SharedPool.Pooled {
         if (!predictsShards || stream.created() == null) {
             return true;
         }
-        String seen = incarnations.putIfAbsent(stream.stream(), stream.created());
+        String seen = incarnations.get(stream.stream());
+        if (seen == null && incarnations.size() >= MAX_STREAMS_MET) {
+            retire(stream);
+            return true;
+        }
+        seen = seen != null ? seen : incarnations.putIfAbsent(stream.stream(), stream.created());
         if (seen == null || seen.equals(stream.created()) || !StreamDescription.createdLater(stream.created(), seen)) {
             return true;
         }
@@ -214,8 +240,22 @@ public final class SharedProducer implements SharedPool.Pooled {
     }
 
     /**
+     * Replaces the producer for the next tasks once its daemon has met {@link #MAX_STREAMS_MET} streams, which
+     * keeps what it and its daemon remember bounded however many stream names a long query meets. The tasks
+     * holding it finish on it: the stream is admitted unremembered, as the pool hands this producer to no new
+     * task.
+     */
+    private void retire(StreamDescription stream) {
+        if (!outlived) {
+            outlived = true;
+            LOG.info("This KPL producer's daemon has met {} streams; '{}' and the next tasks get a new producer",
+                MAX_STREAMS_MET, stream.stream());
+        }
+    }
+
+    /**
      * Whether new tasks need another producer: the KPL gave up on its daemon, or the daemon holds the
-     * shard map of a stream that has been created again since ({@link #admits}).
+     * shard map of a stream that has been created again since ({@link #admits}), or of too many streams.
      */
     @Override
     public boolean isBroken() {
@@ -223,11 +263,29 @@ public final class SharedProducer implements SharedPool.Pooled {
     }
 
     /**
-     * Asks the KPL to send what it buffers. While it replaces a dead daemon there is nothing to send:
-     * the dead daemon's records come back as failed futures, which is where their tasks learn of it.
+     * A flush for the tasks at commit, the asking one's last aggregates or those of the tasks committing
+     * after it, unless the producer flushed too recently for what a flush costs its daemon at the shards
+     * its tasks have listed ({@link FlushPacing}). The first flush of a commit after a quiet spell goes
+     * out at once; in a run of commits, one flush serves every task whose records it finds.
      */
-    public void flush() {
-        flushPacing.flushed(System.nanoTime());
+    void flushForCommits() {
+        flushUnlessFlushedWithin(FlushPacing.laterTasksSpacingNanos(shardMaps.shardsListed()));
+    }
+
+    /** A flush for tasks waiting for room or for the last acknowledgements, unless one came within 100 ms. */
+    void flushForBlockedTasks() {
+        flushUnlessFlushedWithin(FlushPacing.BLOCKED_SPACING_NANOS);
+    }
+
+    /**
+     * Asks the KPL to send what it buffers, if no flush came within {@code spacingNanos}. While it replaces a
+     * dead daemon there is nothing to send: the dead daemon's records come back as failed futures, which is
+     * where their tasks learn of it.
+     */
+    private void flushUnlessFlushedWithin(long spacingNanos) {
+        if (!flushPacing.claim(System.nanoTime(), spacingNanos)) {
+            return;
+        }
         callKpl(() -> {
             try {
                 kpl.flush();
@@ -236,25 +294,6 @@ public final class SharedProducer implements SharedPool.Pooled {
             }
             return null;
         });
-    }
-
-    /**
-     * A flush for the tasks that commit next, unless the producer flushed too recently for what a flush
-     * costs its daemon at the shards its tasks have listed ({@link FlushPacing}).
-     */
-    void flushForLaterTasks() {
-        flushUnlessFlushedWithin(FlushPacing.laterTasksSpacingNanos(shardMaps.shardsListed()));
-    }
-
-    /** A flush for tasks waiting for room or for the last acknowledgements, unless one came within 100 ms. */
-    private void flushForBlockedTasks() {
-        flushUnlessFlushedWithin(FlushPacing.BLOCKED_SPACING_NANOS);
-    }
-
-    private void flushUnlessFlushedWithin(long spacingNanos) {
-        if (flushPacing.claim(System.nanoTime(), spacingNanos)) {
-            flush();
-        }
     }
 
     OutstandingLimit.Usage usage() {

@@ -263,7 +263,8 @@ public final class TaskAcks {
      * <p>It returns early, with false, when Kinesis stored an aggregate of the task's in a shard
      * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.
      *
-     * @param flush sends what the KPL still buffers
+     * @param flush sends what the KPL still buffers, unless the producer flushed within its pacing
+     *     ({@link FlushPacing}): the clock here only says when to ask
      * @param onAcknowledgement run, outside the lock, after a wake-up that did not end the wait: a paced
      *     flush for the tasks committing later ({@link FlushPacing}), never a flush per acknowledgement
      * @return true once every record is acknowledged, finally failed, or the producer failed

@@ -18,6 +18,7 @@ import sparkkpl.kinesis.KinesisRecord;
 public final class TaskFeed {
     /** Task records per hand-off: enough that the hand-off costs little per record. */
     static final int BATCH_RECORDS = 256;
+    private static final Runnable NOTHING = () -> { };
 
     /** What the task does with a record the KPL refused; it may fail the task by throwing. */
     public interface RefusalHandler {
@@ -49,6 +50,8 @@ public final class TaskFeed {
     private int sent;
     /** The KPL's reason for the record {@link #addFrom} stopped at. */
     private IllegalArgumentException refusal;
+    /** With {@code ordering=key}: the records held until the one before them in their shard is answered. */
+    private OneInFlightPerShard inOrder;
 
     /**
      * @param maxBufferedMs the KPL's RecordMaxBufferedTime: no record waits in the task much longer
@@ -64,6 +67,15 @@ public final class TaskFeed {
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         this.onRefused = onRefused;
         this.grouping = grouping;
+    }
+
+    /**
+     * Keeps each key's records in the task's order in their shard ({@code ordering=key}): one KPL record
+     * per shard with the KPL at a time ({@link OneInFlightPerShard}).
+     */
+    public TaskFeed inKeyOrder() {
+        inOrder = new OneInFlightPerShard();
+        return this;
     }
 
     /**
@@ -92,12 +104,25 @@ public final class TaskFeed {
         queue();
     }
 
-    /** Queues what was sealed, and hands a full or aged batch to the KPL. */
+    /** Queues what was sealed, and hands a full or aged batch, or a shard's next record in key order, to the KPL. */
     private void queue() throws IOException, InterruptedException, TimeoutException {
         queueSealed();
-        if (pendingCarried >= BATCH_RECORDS || heldTooLong()) {
+        if (releaseAnswered() || pendingCarried >= BATCH_RECORDS || heldTooLong()) {
             handOff();
         }
+    }
+
+    /** In key order: queues the next record of each shard whose record at the KPL was answered; whether any. */
+    private boolean releaseAnswered() {
+        if (inOrder == null) {
+            return false;
+        }
+        int before = pending.size();
+        inOrder.releaseAnswered(pending);
+        for (int i = before; i < pending.size(); i++) {
+            pendingCarried += pending.get(i).count();
+        }
+        return pending.size() > before;
     }
 
     /**
@@ -127,15 +152,42 @@ public final class TaskFeed {
                 if (!producer.tryReserve(record, stats)) {
                     handOff();
                     long waitStarted = System.nanoTime();
-                    producer.reserve(record, timeoutNanos, stats);
+                    reserve(record);
                     nextAgeCheck += System.nanoTime() - waitStarted;
                 }
-                pending.add(record);
-                pendingCarried += record.count();
+                if (inOrder == null || inOrder.goesNow(record)) {
+                    pending.add(record);
+                    pendingCarried += record.count();
+                }
             }
         } finally {
             sealed.clear();
         }
+    }
+
+    /**
+     * Waits for room for {@code record}. In key order the room may be held by the task's own records
+     * waiting behind others of their shard, which only the task's thread sends: it sends each as the one
+     * before it is answered, and waits for room as any task does once it holds none.
+     */
+    private void reserve(KplRecord record) throws IOException, InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (inOrder != null && inOrder.held() > 0) {
+            producer.flushForBlockedTasks();
+            inOrder.awaitAnswer(FlushPacing.BLOCKED_SPACING_NANOS);
+            if (releaseAnswered()) {
+                handOff();
+            }
+            if (producer.tryReserve(record, stats)) {
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new TimeoutException("the producer stayed at its queue limit for "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + inOrder.held() + " of this task's "
+                    + "records waiting, in key order, behind others of their shards");
+            }
+        }
+        producer.reserve(record, Math.max(0, deadline - System.nanoTime()), stats);
     }
 
     /**
@@ -146,6 +198,7 @@ public final class TaskFeed {
     public void send() throws IOException, InterruptedException, TimeoutException {
         grouping.sealAll(seal);
         queueSealed();
+        releaseAnswered();
         handOff();
     }
 
@@ -188,14 +241,23 @@ public final class TaskFeed {
             TimeoutException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         send(feeds);
-        Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flush());
+        Runnable flushAll = () -> feeds.forEach(feed -> feed.producer.flushForCommits());
         Runnable flushForLaterTasks = () -> feeds.forEach(TaskFeed::flushForLaterTasks);
-        while (!feeds.get(0).acks.awaitAll(flushAll, flushForLaterTasks, msUntil(deadline))) {
+        TaskAcks acks = feeds.get(0).acks;
+        while (!acks.awaitAll(flushAll, flushForLaterTasks, msUntil(deadline)) || holdAny(feeds)) {
+            if (holdAny(feeds)) {
+                acks.throwIfProducerFailed(); // a record the KPL lost may still be stored: none may go after it
+            }
             for (TaskFeed feed : feeds) {
                 feed.resendMisplaced();
                 feed.send();
             }
         }
+    }
+
+    /** Whether records of any of the feeds wait, in key order, behind others of their shard. */
+    private static boolean holdAny(List<TaskFeed> feeds) {
+        return feeds.stream().anyMatch(feed -> feed.inOrder != null && feed.inOrder.held() > 0);
     }
 
     /**
@@ -204,7 +266,7 @@ public final class TaskFeed {
      */
     private void flushForLaterTasks() {
         if (!(grouping instanceof RecordGrouping.EachAlone)) {
-            producer.flushForLaterTasks();
+            producer.flushForCommits();
         }
     }
 
@@ -234,6 +296,9 @@ public final class TaskFeed {
     public void discard() {
         grouping.clear();
         sealed.clear();
+        if (inOrder != null) {
+            inOrder.discard(producer::unreserve);
+        }
         unreserveFrom(0);
         pending.clear();
         pendingCarried = 0;
@@ -247,9 +312,11 @@ public final class TaskFeed {
         for (int i = from; i < pending.size(); i++) {
             KplRecord record = pending.get(i);
             sent = i + 1; // from here on its room is the KPL's to give back, whatever add does
+            Runnable answered = inOrder == null ? NOTHING : () -> inOrder.answered(record.lane());
             try {
-                producer.add(record, acks);
+                producer.add(record, acks, answered);
             } catch (IllegalArgumentException e) {
+                answered.run();
                 refusal = e;
                 return i;
             }

@@ -68,8 +68,11 @@ public final class Partitioning implements Serializable {
         return source != Source.COLUMN;
     }
 
-    /** Whether each key is drawn at random, so a retry of the same row gets another one. */
-    boolean drawsRandomKeys() {
+    /**
+     * Whether each key is drawn at random, so a retry of the same row gets another one, and the rows spread
+     * over the stream's shards.
+     */
+    public boolean drawsRandomKeys() {
         return source == Source.RANDOM;
     }
 

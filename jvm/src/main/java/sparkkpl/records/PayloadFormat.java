@@ -45,7 +45,7 @@ public final class PayloadFormat implements Serializable {
      *
      * @throws IllegalArgumentException for avro when Spark's Avro module is not on the classpath
      */
-    public static PayloadFormat resolve(Format format, SparkSession session) {
+    public static PayloadFormat of(Format format, SparkSession session) {
         if (format == Format.AVRO && !avroModulePresent()) {
             throw new IllegalArgumentException("format=avro needs Spark's Avro module, which is not on the classpath: "
                 + "add org.apache.spark:spark-avro_" + scalaBinaryVersion() + ":" + session.version()

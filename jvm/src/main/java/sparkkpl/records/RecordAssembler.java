@@ -8,6 +8,7 @@ import sparkkpl.failures.FailedRecord;
 import sparkkpl.failures.RowRejected;
 import sparkkpl.kinesis.KinesisRecord;
 import sparkkpl.kinesis.RecordRules;
+import sparkkpl.kinesis.StreamArn;
 import sparkkpl.kinesis.StreamDescription;
 
 /** Turns one row into the Kinesis record it stands for, or says which column makes that impossible. */
@@ -37,13 +38,13 @@ public final class RecordAssembler {
         this.serializer = format.serializesRow() ? format.newSerializer(layout.payloadSchema()) : null;
         this.partitioning = partitioning;
         this.sparkPartition = sparkPartition;
-        this.defaultStream = options.streamName();
-        this.maxRecordBytes = options.maxRecordBytes();
+        this.defaultStream = options.target().streamName();
+        this.maxRecordBytes = options.shape().maxRecordBytes();
         this.streams = streams;
         StreamDescription described = defaultStream == null ? null : streams.get(defaultStream);
         this.defaultStreamMaxBytes = described == null ? maxRecordBytes
             : Math.min(maxRecordBytes, described.maxRecordBytes());
-        this.skipNullData = options.nullData() == NullData.SKIP;
+        this.skipNullData = options.shape().nullData() == NullData.SKIP;
     }
 
     /**
@@ -55,6 +56,20 @@ public final class RecordAssembler {
             return null;
         }
         String rowStream = layout.streamName(row);
+        String arnText = layout.streamArn(row);
+        String arnProblem = null;
+        if (arnText != null) {
+            try {
+                StreamArn arn = StreamArn.parse(arnText);
+                arnProblem = layout.arnElsewhere(arn);
+                if (rowStream != null && !rowStream.equals(arn.name())) {
+                    arnProblem = "streamName '" + rowStream + "' and streamArn '" + arnText + "' name different streams";
+                }
+                rowStream = arn.name();
+            } catch (IllegalArgumentException e) {
+                arnProblem = e.getMessage();
+            }
+        }
         String stream = rowStream != null ? rowStream : defaultStream;
         String key = partitioning.key(row, layout, sparkPartition);
         String explicitHashKey = layout.explicitHashKey(row);
@@ -71,9 +86,13 @@ public final class RecordAssembler {
             throw rejected(record, rowNumber, RowLayout.DATA, "NullData",
                 "data is null; filter such rows out, give them a payload or set nullData=skip");
         }
+        if (arnProblem != null) {
+            throw rejected(record, rowNumber, RowLayout.STREAM_ARN, "InvalidStreamArn", arnProblem);
+        }
         if (record.stream() == null) {
             throw rejected(record, rowNumber, RowLayout.STREAM_NAME, "NoStream",
-                "no target stream: set the option streamName or give the row a streamName value");
+                "no target stream: set the option streamName or streamArn, or give the row a streamName or "
+                    + "streamArn value");
         }
         if (record.partitionKey() == null) {
             throw rejected(record, rowNumber, RowLayout.PARTITION_KEY, "NullPartitionKey",

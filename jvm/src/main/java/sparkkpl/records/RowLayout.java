@@ -10,10 +10,11 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import sparkkpl.kinesis.StreamArn;
 
 /**
  * Where a record's parts sit in the rows being written, checked once against the schema:
- * {@code partitionKey}, {@code explicitHashKey} and {@code streamName} (strings, optional), and the
+ * {@code partitionKey}, {@code explicitHashKey}, {@code streamName} and {@code streamArn} (strings, optional), and the
  * payload: the {@code data} column (binary or string, required), or with a serializing format every
  * other column. Column names match case-insensitively, like Spark's.
  */
@@ -23,6 +24,7 @@ public final class RowLayout implements Serializable {
     public static final String PARTITION_KEY = "partitionKey";
     public static final String EXPLICIT_HASH_KEY = "explicitHashKey";
     public static final String STREAM_NAME = "streamName";
+    public static final String STREAM_ARN = "streamArn";
     private static final int ABSENT = -1;
 
     /** The data column; ABSENT when the payload is serialized from {@link #payloadOrdinals}. */
@@ -31,16 +33,24 @@ public final class RowLayout implements Serializable {
     private final int partitionKey;
     private final int explicitHashKey;
     private final int streamName;
+    private final int streamArn;
     private final int[] payloadOrdinals;
     private final StructType payloadSchema;
+    /** With a streamArn column: the region its ARNs must name (the KPL's), as the driver found it; else null. */
+    private final String arnRegion;
+    /** With a streamArn column: the account its ARNs must name (the credentials'); else null. */
+    private final String arnAccount;
 
     private RowLayout(int data, boolean dataIsString, int partitionKey, int explicitHashKey, int streamName,
-                      int[] payloadOrdinals, StructType payloadSchema) {
+                      int streamArn, int[] payloadOrdinals, StructType payloadSchema, String arnRegion, String arnAccount) {
         this.data = data;
         this.dataIsString = dataIsString;
         this.partitionKey = partitionKey;
         this.explicitHashKey = explicitHashKey;
         this.streamName = streamName;
+        this.streamArn = streamArn;
+        this.arnRegion = arnRegion;
+        this.arnAccount = arnAccount;
         this.payloadOrdinals = payloadOrdinals;
         this.payloadSchema = payloadSchema;
     }
@@ -54,6 +64,7 @@ public final class RowLayout implements Serializable {
         int partitionKey = ABSENT;
         int explicitHashKey = ABSENT;
         int streamName = ABSENT;
+        int streamArn = ABSENT;
         List<Integer> payload = new ArrayList<>();
         StructField[] fields = schema.fields();
         for (int i = 0; i < fields.length; i++) {
@@ -64,6 +75,8 @@ public final class RowLayout implements Serializable {
                 explicitHashKey = stringColumn(fields[i], i);
             } else if (name.equals(STREAM_NAME.toLowerCase(Locale.ROOT))) {
                 streamName = stringColumn(fields[i], i);
+            } else if (name.equals(STREAM_ARN.toLowerCase(Locale.ROOT))) {
+                streamArn = stringColumn(fields[i], i);
             } else if (serializesRow) {
                 payload.add(i);
             } else if (name.equals(DATA.toLowerCase(Locale.ROOT))) {
@@ -75,7 +88,7 @@ public final class RowLayout implements Serializable {
             } else {
                 throw new IllegalArgumentException("The kpl sink does not know column '" + fields[i].name()
                     + "'. It writes the columns " + DATA + " (binary or string, required), " + PARTITION_KEY
-                    + ", " + EXPLICIT_HASH_KEY + " and " + STREAM_NAME + " (strings); select or rename to these, or "
+                    + ", " + EXPLICIT_HASH_KEY + ", " + STREAM_NAME + " and " + STREAM_ARN + " (strings); select or rename to these, or "
                     + "set the option format to json or avro to send the other columns as the record.");
             }
         }
@@ -85,8 +98,8 @@ public final class RowLayout implements Serializable {
                     + schema.simpleString() + " is a key or the stream name");
             }
             StructType payloadSchema = new StructType(payload.stream().map(i -> fields[i]).toArray(StructField[]::new));
-            return new RowLayout(ABSENT, false, partitionKey, explicitHashKey, streamName,
-                payload.stream().mapToInt(Integer::intValue).toArray(), payloadSchema);
+            return new RowLayout(ABSENT, false, partitionKey, explicitHashKey, streamName, streamArn,
+                payload.stream().mapToInt(Integer::intValue).toArray(), payloadSchema, null, null);
         }
         if (data == ABSENT) {
             throw new IllegalArgumentException("The kpl sink needs a column '" + DATA
@@ -94,7 +107,16 @@ public final class RowLayout implements Serializable {
                 + "DataFrame has " + schema.simpleString());
         }
         return new RowLayout(data, fields[data].dataType().equals(DataTypes.StringType), partitionKey,
-            explicitHashKey, streamName, null, null);
+            explicitHashKey, streamName, streamArn, null, null, null, null);
+    }
+
+    /**
+     * This layout, its rows' stream ARNs held to {@code region} and {@code account}: the KPL writes in one
+     * region, by name, with credentials of one account.
+     */
+    public RowLayout withArnScope(String region, String account) {
+        return new RowLayout(data, dataIsString, partitionKey, explicitHashKey, streamName, streamArn, payloadOrdinals,
+            payloadSchema, region, account);
     }
 
     private static int stringColumn(StructField field, int ordinal) {
@@ -151,9 +173,35 @@ public final class RowLayout implements Serializable {
         return partitionKey != ABSENT;
     }
 
-    /** Whether rows name their own stream (a {@link #STREAM_NAME} column). */
+    /** The row's stream ARN, or null. */
+    String streamArn(InternalRow row) {
+        return string(row, streamArn);
+    }
+
+    /**
+     * Why the row's stream ARN cannot be written, or null: it must name the write's region and account.
+     */
+    String arnElsewhere(StreamArn arn) {
+        if (!arn.region().equals(arnRegion)) {
+            return "stream ARN '" + arn + "' is in region " + arn.region() + ", and the write's KPL writes in "
+                + arnRegion + " (its Region): write each region's rows in a write of their own";
+        }
+        if (!arn.account().equals(arnAccount)) {
+            return "stream ARN '" + arn + "' is of account " + arn.account() + ", and the write's credentials of "
+                + "account " + arnAccount + ": " + StreamArn.CROSS_ACCOUNT_REASON + "; write each account's rows "
+                + "with awsRoleArn set to a role in it";
+        }
+        return null;
+    }
+
+    /** Whether rows name their own stream (a {@link #STREAM_NAME} or {@link #STREAM_ARN} column). */
     public boolean namesStreams() {
-        return streamName != ABSENT;
+        return streamName != ABSENT || streamArn != ABSENT;
+    }
+
+    /** Whether rows name their stream by ARN (a {@link #STREAM_ARN} column). */
+    public boolean namesStreamsByArn() {
+        return streamArn != ABSENT;
     }
 
     public boolean hasExplicitHashKey() {

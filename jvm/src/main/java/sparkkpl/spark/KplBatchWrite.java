@@ -27,14 +27,15 @@ final class KplBatchWrite implements BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new KplWriterFactory(plan);
+        KplPlugin.adviseWhereMissing(plan);
+        return new KplBatchWriterFactory(plan);
     }
 
     /** Every task has committed, so every record they added was acknowledged by Kinesis. */
     @Override
     public void commit(WriterCommitMessage[] messages) {
         WriteSummary total = WriteSummary.sum(messages);
-        look.confirmUnchanged(plan, total.streamsMet());
+        plan.confirmUnchanged(look, total.streamsMet());
         LOG.info("Kinesis write committed: {}", total.toMap());
         if (plan.options().resultKey() != null) {
             WriteResults.publish(plan.options().resultKey(), total);

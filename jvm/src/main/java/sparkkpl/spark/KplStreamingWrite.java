@@ -6,8 +6,6 @@ import java.io.UncheckedIOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
@@ -22,10 +20,11 @@ import sparkkpl.util.Durations;
 import sparkkpl.util.OffTaskThread;
 
 /**
- * A Structured Streaming query's writes, micro-batch by micro-batch. Each task commits once Kinesis
- * acknowledged its records (the counterpart of Flink's flush at a checkpoint); the driver then
- * records the batch in {@link CommittedBatches}, and a batch Spark runs again after a restart that
- * is already there is not sent again.
+ * One micro-batch's write of a Structured Streaming query: Spark makes one per micro-batch, and what
+ * lasts the query (its resolution, look and committed batches) comes from its table ({@link QueryWrite}).
+ * Each task commits once Kinesis acknowledged its records (the counterpart of Flink's flush at a
+ * checkpoint); the driver then records the batch in {@link CommittedBatches}, and a batch Spark runs
+ * again after a restart that is already there is not sent again.
  */
 final class KplStreamingWrite implements StreamingWrite {
     private static final Logger LOG = LoggerFactory.getLogger(KplStreamingWrite.class);
@@ -52,26 +51,28 @@ final class KplStreamingWrite implements StreamingWrite {
 
     private record EarlyMarker(long batchId, CompletableFuture<CommittedBatches.Prepared> prepared) {}
 
-    KplStreamingWrite(ResolvedWrite write, CommittedBatches committed, ProgressFigures progress) {
+    /** @param look the query's, which its micro-batches reuse ({@link QueryWrite}) */
+    KplStreamingWrite(ResolvedWrite write, CommittedBatches committed, StreamLook look, ProgressFigures progress) {
         this.write = write;
         this.committed = committed;
         this.progress = progress;
-        this.look = StreamLook.forQuery(write.queryId());
-        String name = write.options().queryName();
+        this.look = look;
+        String name = write.options().query().queryName();
         this.query = name != null ? "query '" + name + "'" : "the query";
     }
 
     /**
-     * Called for each micro-batch, so it reads the last committed batch afresh, and the stream's
-     * description when the last is older than {@link StreamLook#MICRO_BATCH_REUSE_NANOS}.
+     * The micro-batch's plan: it reads the last committed batch afresh, and the stream's description
+     * when the query's last is older than {@link StreamLook#MICRO_BATCH_REUSE_NANOS}.
      */
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
         long started = System.nanoTime();
         try {
-            current = look.described(write);
+            current = write.plan(look);
+            KplPlugin.adviseWhereMissing(current);
             long last = committed.last();
-            Factory factory = new Factory(current, last);
+            KplStreamingWriterFactory factory = new KplStreamingWriterFactory(current, last);
             nextMarker = new EarlyMarker(last + 1, CompletableFuture.supplyAsync(() -> prepareMarker(last + 1), BATCH_LOG));
             planningNanos = System.nanoTime() - started;
             return factory;
@@ -96,7 +97,7 @@ final class KplStreamingWrite implements StreamingWrite {
         WriteSummary total = WriteSummary.sum(messages);
         long started = System.nanoTime();
         CompletableFuture<CommittedBatches.Prepared> marker = markerOf(batchId);
-        look.confirmUnchanged(current, total.streamsMet());
+        current.confirmUnchanged(look, total.streamsMet());
         long checked = System.nanoTime();
         try {
             CommittedBatches.Prepared prepared = Uninterruptibles.getUninterruptibly(marker);
@@ -143,42 +144,5 @@ final class KplStreamingWrite implements StreamingWrite {
     public void abort(long batchId, WriterCommitMessage[] messages) {
         LOG.warn("Kinesis micro-batch {} of {} aborted; records its committed tasks sent remain in the stream", batchId,
             query);
-    }
-
-    private static final class Factory implements StreamingDataWriterFactory {
-        private static final long serialVersionUID = 1L;
-        private final WritePlan plan;
-        private final long lastCommitted;
-
-        Factory(WritePlan plan, long lastCommitted) {
-            this.plan = plan;
-            this.lastCommitted = lastCommitted;
-        }
-
-        @Override
-        public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long batchId) {
-            return batchId <= lastCommitted ? new ReplayedBatchWriter() : plan.newWriter(partitionId, taskId, batchId);
-        }
-    }
-
-    /** Counts the rows of a batch the sink already delivered before a restart, and sends none. */
-    private static final class ReplayedBatchWriter implements DataWriter<InternalRow> {
-        private long rows;
-
-        @Override
-        public void write(InternalRow row) {
-            rows++;
-        }
-
-        @Override
-        public WriterCommitMessage commit() {
-            return WriteSummary.ofReplayedRows(rows);
-        }
-
-        @Override
-        public void abort() {}
-
-        @Override
-        public void close() {}
     }
 }

@@ -11,11 +11,16 @@ import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 import scala.collection.Iterator;
+import sparkkpl.aws.AwsRegion;
+import sparkkpl.aws.StreamAccount;
 import sparkkpl.config.SinkOption;
 import sparkkpl.config.WriteConfig;
 import sparkkpl.config.WriteOptions;
@@ -28,15 +33,24 @@ import sparkkpl.records.RowLayout;
 
 /**
  * A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. A streaming
- * query keeps its table for its life, and Spark reads the table's figures for each progress report. A
+ * query keeps its table for its life (Spark's {@code MicroBatchExecution} holds it as the query's sink),
+ * so the table keeps what lasts the query: its write, resolved once ({@link QueryWrite}), and its figures,
+ * which Spark reads for each progress report. A
  * table defined in SQL ({@code CREATE TABLE clicks (...) USING kpl OPTIONS (streamName 'clicks')}) keeps
  * its OPTIONS as the defaults of every {@code INSERT INTO} it receives.
  */
 final class KplTable implements SupportsWrite, ReportsSinkMetrics {
+    private static final Logger LOG = LoggerFactory.getLogger(KplTable.class);
+    /** Why an overwrite is refused, and what works instead. */
+    private static final String OVERWRITE_REFUSED = "The kpl sink only appends records to a Kinesis stream, which cannot "
+        + "be truncated: save mode Overwrite, INSERT OVERWRITE and a streaming query's Complete output mode are "
+        + "refused. Write in save mode Append, with INSERT INTO, or in a streaming query's Append output mode";
     private final StructType schema;
     private final ProgressFigures progress = new ProgressFigures();
     /** A SQL table's OPTIONS; none for a DataFrame's write, whose options come with the write. */
     private final Map<String, String> tableOptions;
+    /** The last write resolved: a streaming query's, which its micro-batches share. */
+    private volatile QueryWrite kept;
 
     KplTable(StructType schema, Map<String, String> tableOptions) {
         this.schema = schema;
@@ -62,14 +76,12 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     @Override
     public Set<TableCapability> capabilities() {
         return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.STREAMING_WRITE,
-            TableCapability.ACCEPT_ANY_SCHEMA);
+            TableCapability.ACCEPT_ANY_SCHEMA, TableCapability.TRUNCATE);
     }
 
     /**
-     * The write's one resolution: options and config keys are parsed into values (or taken as the
-     * writeSettings report parsed them for spark_kpl.write: {@link ReportedResolutions}) and checked here,
-     * against the session and the rows' columns, before any task. The plan of a batch write, or of each
-     * micro-batch, is made from it and the driver's look at the stream ({@link StreamLook}).
+     * The write Spark asks this table for. A streaming query asks again at every micro-batch, with its
+     * own id, and gets the write its table keeps ({@link QueryWrite}): resolved once for the query.
      */
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
@@ -77,31 +89,74 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
         Map<String, String> given = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         given.putAll(tableOptions);
         given.putAll(info.options().asCaseSensitiveMap());
-        WriteConfig resolved = ReportedResolutions.take(sessionConf(), given);
-        refuseSpeculationUnlessAllowed(resolved.options());
-        PayloadFormat format = PayloadFormat.resolve(resolved.options().format(), SparkSession.active());
-        RowLayout layout = RowLayout.of(info.schema(), format.serializesRow());
-        WriteOptions options = resolved.options();
-        if (options.streamName() == null && !layout.namesStreams()) {
-            throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
-                + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
-                + "), or give a column '" + RowLayout.STREAM_NAME + "' naming each row's stream");
+        QueryWrite write = kept;
+        if (write == null || !write.serves(info.queryId(), given, info.schema())) {
+            write = new QueryWrite(info.queryId(), given, info.schema(), resolved(info, given));
+            kept = write;
         }
-        ResolvedWrite write = new ResolvedWrite(resolved, layout, format,
-            Partitioning.chosen(options.partitioner(), options.defaultPartition(), layout), info.queryId(),
-            deadLetterLocation(options), layout.namesStreams() ? resolved.producerForAutoStreams() : null);
-        return new WriteBuilder() {
+        QueryWrite chosen = write;
+        return new AppendOnly() {
             @Override
             public Write build() {
-                return new KplWrite(write, progress);
+                return new KplWrite(chosen, progress);
             }
         };
+    }
+
+    /**
+     * A write that only appends. The table claims {@link TableCapability#TRUNCATE} only so that Spark asks it
+     * to truncate (save mode Overwrite, INSERT OVERWRITE, a query's Complete output mode) instead of
+     * refusing with its own words, which advise Overwrite for any source: this refusal names what works.
+     */
+    private abstract static class AppendOnly implements WriteBuilder, SupportsTruncate {
+        @Override
+        public WriteBuilder truncate() {
+            throw new IllegalArgumentException(OVERWRITE_REFUSED);
+        }
+    }
+
+    /**
+     * The write's one resolution: options and config keys are parsed into values (or taken as the
+     * writeSettings report parsed them for spark_kpl.write: {@link ReportedResolutions}) and checked here,
+     * against the session and the rows' columns, before any task; the dead-letter folder is made. The plan
+     * of a batch write, or of each micro-batch, is made from it and the driver's look at the stream
+     * ({@link StreamLook}).
+     */
+    private static ResolvedWrite resolved(LogicalWriteInfo info, Map<String, String> given) {
+        WriteConfig resolved = ReportedResolutions.take(sessionConf(), given);
+        refuseSpeculationUnlessAllowed(resolved.options());
+        PayloadFormat format = PayloadFormat.of(resolved.options().shape().format(), SparkSession.active());
+        WriteOptions options = resolved.options();
+        RowLayout layout = arnScoped(RowLayout.of(info.schema(), format.serializesRow()), options);
+        if (options.target().streamName() == null && !layout.namesStreams()) {
+            throw new IllegalArgumentException("The kpl sink has no stream to write to: set the option '"
+                + SinkOption.STREAM_NAME.optionName() + "' (or the config key " + SinkOption.STREAM_NAME.confKey()
+                + ") or '" + SinkOption.STREAM_ARN.optionName() + "', or give a column '" + RowLayout.STREAM_NAME
+                + "' or '" + RowLayout.STREAM_ARN + "' naming each row's stream");
+        }
+        StreamAccount.check(options.producer());
+        LOG.debug("Write {} resolved", info.queryId());
+        return new ResolvedWrite(resolved, layout, format,
+            Partitioning.chosen(options.target().partitioner(), options.target().defaultPartition(), layout), info.queryId(),
+            deadLetterLocation(options), layout.namesStreams() ? resolved.producerForAutoStreams() : null);
+    }
+
+    /**
+     * Rows that name streams by ARN are held to the region the KPL writes in and the account its credentials
+     * are of, which the driver finds once (STS GetCallerIdentity, unless a stream or role ARN says).
+     */
+    private static RowLayout arnScoped(RowLayout layout, WriteOptions options) {
+        if (!layout.namesStreamsByArn()) {
+            return layout;
+        }
+        String region = AwsRegion.of(options.producer().kplConfiguration());
+        return layout.withArnScope(region, StreamAccount.writable(options.producer(), region));
     }
 
     /** Speculation runs a second attempt of a slow task alongside the first: both send its records. */
     private static void refuseSpeculationUnlessAllowed(WriteOptions options) {
         boolean speculation = SparkSession.active().sparkContext().conf().getBoolean("spark.speculation", false);
-        if (speculation && !options.allowDuplicates()) {
+        if (speculation && !options.delivery().allowDuplicates()) {
             throw new IllegalArgumentException("spark.speculation=true runs duplicate attempts of slow tasks, and "
                 + "each attempt sends its records to Kinesis, which cannot drop the copies. Turn speculation off "
                 + "for this job, or accept duplicates with the option allowDuplicates=true (with recordId=prefix "
@@ -110,7 +165,7 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
     }
 
     private static DeadLetterFile.Location deadLetterLocation(WriteOptions options) {
-        Optional<String> path = Optional.ofNullable(options.deadLetterPath());
+        Optional<String> path = Optional.ofNullable(options.delivery().deadLetterPath());
         if (path.isEmpty()) {
             return null;
         }

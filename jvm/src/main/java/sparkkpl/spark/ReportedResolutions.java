@@ -47,8 +47,8 @@ final class ReportedResolutions {
     private ReportedResolutions() {}
 
     /** A write's options resolved as the write resolves them, kept for it when they carry its result key. */
-    static WriteConfig resolve(Map<String, String> sessionConf, Map<String, String> options) {
-        WriteConfig config = WriteConfig.resolve(sessionConf, options);
+    static WriteConfig read(Map<String, String> sessionConf, Map<String, String> options) {
+        WriteConfig config = WriteConfig.read(sessionConf, options);
         String resultKey = config.options().resultKey();
         if (resultKey != null) {
             KEPT.put(resultKey, new Kept(Inputs.of(sessionConf, options), config));
@@ -68,6 +68,6 @@ final class ReportedResolutions {
             LOG.info("Write {}: its options or spark.kpl.* keys changed since its writeSettings report; resolved again",
                 resultKey);
         }
-        return WriteConfig.resolve(sessionConf, options);
+        return WriteConfig.read(sessionConf, options);
     }
 }

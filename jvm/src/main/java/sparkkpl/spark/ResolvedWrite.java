@@ -27,39 +27,31 @@ import sparkkpl.records.RowLayout;
  *     ({@link WritePlan})
  */
 record ResolvedWrite(WriteConfig config, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                     String queryId, DeadLetterFile.Location deadLetters, ProducerSpec autoStreamsProducer)
-    implements StreamLook.Resolved<WritePlan> {
+                     String queryId, DeadLetterFile.Location deadLetters, ProducerSpec autoStreamsProducer) {
     private static final Logger LOG = LoggerFactory.getLogger(ResolvedWrite.class);
 
-    @Override
-    public WriteOptions options() {
+    WriteOptions options() {
         return config.options();
     }
 
     /** Whether the tasks list the shards of the streams they write: they group the user's keys by shard. */
-    @Override
-    public boolean listsShards() {
+    boolean listsShards() {
         WriteOptions options = options();
-        return options.aggregatesInExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
+        return options.aggregating().inExecutor() && (!partitioning.choosesKeys() || layout.hasExplicitHashKey());
     }
 
-    /**
-     * The plan of the tasks of one batch write or micro-batch, for the streams the driver described.
-     *
-     * @param streams the write's stream as the driver described it (none when rows name every stream)
-     * @param lookId the driver's look that described them
-     */
-    @Override
-    public WritePlan plan(Map<String, StreamDescription> streams, String lookId) {
-        return new WritePlan(fitted(streams), layout, format, partitioning, queryId, deadLetters, streams,
-            autoStreamsProducer, lookId);
+    /** The plan of the tasks of one batch write or micro-batch, for the streams as the driver sees them now. */
+    WritePlan plan(StreamLook looks) {
+        StreamLook.Look look = looks.look(options(), listsShards());
+        return new WritePlan(fitted(look.streams()), layout, format, partitioning, queryId, deadLetters, look,
+            autoStreamsProducer);
     }
 
     /** The write's values fitted to each described stream (its maximum record size: {@code RecordAssembler}). */
     private WriteOptions fitted(Map<String, StreamDescription> described) {
         WriteOptions fitted = options();
         for (StreamDescription stream : described.values()) {
-            if (stream.keysIgnored() && fitted.aggregatesRecords()) {
+            if (stream.keysIgnored() && fitted.aggregating().aggregatesRecords()) {
                 fitted = config.forAutoStream(stream.stream());
                 LOG.warn("Stream '{}' places records itself (record distribution strategy AUTO): the sink sends one "
                     + "Kinesis record per row to it, not aggregated", stream.stream());

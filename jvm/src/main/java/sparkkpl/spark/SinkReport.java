@@ -59,7 +59,7 @@ public enum SinkReport {
         @Override
         List<InternalRow> rows(Map<String, String> options) {
             List<InternalRow> rows = new ArrayList<>();
-            ReportedResolutions.resolve(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
+            ReportedResolutions.read(KplTable.sessionConf(), options).options().settings().forEach((setting, value) ->
                 rows.add(new GenericInternalRow(new Object[] {text(setting), text(value)})));
             return rows;
         }

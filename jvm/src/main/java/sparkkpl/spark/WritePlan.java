@@ -1,7 +1,7 @@
 package sparkkpl.spark;
 
 import java.io.Serializable;
-import java.util.Map;
+import java.util.Collection;
 import sparkkpl.aggregation.ShardAggregator;
 import sparkkpl.aggregation.ShardRouting;
 import sparkkpl.config.Aggregation;
@@ -15,6 +15,7 @@ import sparkkpl.failures.DeadLetterFile;
 import sparkkpl.failures.FailedRecords;
 import sparkkpl.kinesis.StreamDescription;
 import sparkkpl.producer.RecordGrouping;
+import sparkkpl.producer.TaskProducers;
 import sparkkpl.records.Partitioning;
 import sparkkpl.records.PayloadFormat;
 import sparkkpl.records.RecordAssembler;
@@ -29,16 +30,15 @@ import sparkkpl.records.RowLayout;
  * @param queryId Spark's id of the write ({@code LogicalWriteInfo.queryId}): a fresh one per batch write, the query's own (kept in
  *     its checkpoint) for a streaming query
  * @param deadLetters where undelivered records go, or null
- * @param streams the streams the driver described for this write (or micro-batch), by name
+ * @param look the driver's look at the streams this write (or micro-batch) stands on: the streams it
+ *     described, and its id (the executors describe the streams rows name once per look and JVM)
  * @param autoStreamsProducer the producer of the rows that name a stream which places records itself
  *     (AUTO): not aggregated, its daemon told so; null where the user set the KPL's
  *     RecordDistributionStrategyDefault, or rows name no streams
- * @param lookId the driver's look that described {@code streams} ({@code StreamLook}): the executors
- *     describe the streams rows name once per look and JVM
  */
 record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, Partitioning partitioning,
-                 String queryId, DeadLetterFile.Location deadLetters, Map<String, StreamDescription> streams,
-                 ProducerSpec autoStreamsProducer, String lookId) implements Serializable, StreamLook.Plan {
+                 String queryId, DeadLetterFile.Location deadLetters, StreamLook.Look look,
+                 ProducerSpec autoStreamsProducer) implements Serializable {
 
     /**
      * The producer of rows naming an AUTO stream, when it is not the write's own (the write's own
@@ -48,17 +48,24 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
         return autoStreamsProducer == null || autoStreamsProducer.equals(options.producer()) ? null : autoStreamsProducer;
     }
 
-    @Override
-    public StreamRecreatedException recreated(String stream, String created) {
-        return new StreamRecreatedException(stream, created, options.writeName());
+    /**
+     * After every task committed: fails the write if a stream it stood on was created again while it ran
+     * ({@link StreamLook#confirmUnchanged}).
+     *
+     * @param metByTasks the streams rows named, as the tasks' JVMs described them
+     */
+    void confirmUnchanged(StreamLook looks, Collection<StreamDescription> metByTasks) {
+        looks.confirmUnchanged(options, look, metByTasks).ifPresent(recreated -> {
+            throw new StreamRecreatedException(recreated.stream(), recreated.created(), options.shape().writeName());
+        });
     }
 
     /** The recordId=prefix header maker, or null without one. */
     private RecordIdHeader recordIdHeader() {
-        if (options.recordId() != RecordId.PREFIX) {
+        if (options.shape().recordId() != RecordId.PREFIX) {
             return null;
         }
-        return options.writeName() != null ? RecordIdHeader.named(options.writeName()) : new RecordIdHeader(queryId);
+        return options.shape().writeName() != null ? RecordIdHeader.named(options.shape().writeName()) : new RecordIdHeader(queryId);
     }
 
     /**
@@ -70,14 +77,14 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
     KplDataWriter newWriter(int partitionId, long taskId, long batchId) {
         DeadLetterFile deadLetterFile = deadLetters == null ? null : new DeadLetterFile(deadLetters,
             "kpl-" + queryId + "-b" + batchId + "-p" + partitionId + "-t" + taskId + ".json");
-        FailedRecords failures = new FailedRecords(partitionId, options.failOnError(),
+        FailedRecords failures = new FailedRecords(partitionId, options.delivery().failOnError(),
             deadLetterFile);
         RecordIdHeader header = recordIdHeader();
         RecordAssembler assembler = new RecordAssembler(options, layout, format, partitioning,
-            header == null ? null : header.forTask(batchId, partitionId), partitionId, streams);
-        RowStreams rowStreams = new RowStreams(streams, lookId, System::nanoTime);
-        return new KplDataWriter(partitionId, options, assembler, failures,
-            shardMaps -> recordGrouping(shardMaps, rowStreams), rowStreams, separateAutoStreamsProducer());
+            header == null ? null : header.forTask(batchId, partitionId), partitionId, look.streams());
+        RowStreams rowStreams = new RowStreams(look.streams(), look.id(), System::nanoTime);
+        return new KplDataWriter(partitionId, assembler, failures, new TaskProducers(partitionId, options,
+            separateAutoStreamsProducer(), shardMaps -> recordGrouping(shardMaps, rowStreams), rowStreams, failures));
     }
 
     /**
@@ -87,9 +94,10 @@ record WritePlan(WriteOptions options, RowLayout layout, PayloadFormat format, P
      */
     private RecordGrouping recordGrouping(ShardMaps shardMaps, RowStreams rowStreams) {
         ProducerSpec producer = options.producer();
-        return options.aggregatesInExecutor()
+        return options.aggregating().inExecutor()
             ? new ShardAggregator(shardMaps, producer.queueLimit(), producer.queueLimitBytes(),
-                options.aggregateMaxBytes(), partitioning.choosesKeys(), rowStreams)
-            : new ShardRouting(shardMaps, partitioning.choosesKeys(), rowStreams);
+                options.aggregating().aggregateMaxBytes(), partitioning.choosesKeys(), partitioning.drawsRandomKeys(),
+                rowStreams)
+            : new ShardRouting(shardMaps, partitioning.drawsRandomKeys(), rowStreams);
     }
 }

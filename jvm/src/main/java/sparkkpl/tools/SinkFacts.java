@@ -17,6 +17,7 @@ import sparkkpl.producer.ProducerFailedException;
 import sparkkpl.records.RecordIdHeader;
 import sparkkpl.records.RowLayout;
 import sparkkpl.spark.KplDataSource;
+import sparkkpl.spark.KplPlugin;
 import sparkkpl.spark.SinkReport;
 import sparkkpl.spark.SinkTaskFailedException;
 import sparkkpl.spark.StreamRecreatedException;
@@ -55,6 +56,7 @@ public final class SinkFacts {
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("generated", "by scripts/gen-docs.sh from the JVM declarations; do not edit");
         facts.put("dataSource", KplDataSource.SHORT_NAME);
+        facts.put("plugin", KplPlugin.class.getName());
         facts.put("options", options());
         facts.put("reportOption", SinkReport.OPTION);
         facts.put("resultKeyOption", SinkReport.RESULT_KEY_OPTION);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -29,9 +30,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class SharedPool<K, P extends SharedPool.Pooled> {
     private static final Logger LOG = LoggerFactory.getLogger(SharedPool.class);
-    /** The JVM's one thread that closes idle resources, for every pool made by {@link #closedWhenIdle}. */
+    /** The JVM's one thread that times the closes, for every pool made by {@link #closedWhenIdle}. */
     private static final ScheduledExecutorService CLOSER =
         Executors.newSingleThreadScheduledExecutor(OffTaskThread.daemonThreads("spark-kpl-idle-closer"));
+    /**
+     * Where the closes run, each on its own thread: closing a producer flushes and waits for its last records
+     * (up to its shutdown timeout), which must not hold up closing another.
+     */
+    private static final ExecutorService CLOSING = OffTaskThread.newPool("spark-kpl-closing");
 
     /** What the pool needs of a resource. */
     public interface Pooled {
@@ -77,7 +83,8 @@ public final class SharedPool<K, P extends SharedPool.Pooled> {
 
     /** A pool on the JVM's clock, closing idle resources on the JVM's closer thread. */
     public static <K, P extends Pooled> SharedPool<K, P> closedWhenIdle() {
-        return new SharedPool<>(System::nanoTime, (task, delayMs) -> CLOSER.schedule(task, delayMs, TimeUnit.MILLISECONDS));
+        return new SharedPool<>(System::nanoTime,
+            (task, delayMs) -> CLOSER.schedule(() -> CLOSING.execute(task), delayMs, TimeUnit.MILLISECONDS));
     }
 
     /** @param nanoClock a monotonic clock in nanoseconds, as System::nanoTime */
@@ -193,7 +200,7 @@ public final class SharedPool<K, P extends SharedPool.Pooled> {
                 }
             }
         }
-        closeEach(idle);
+        idle.forEach(this::closeSoon);
     }
 
     /** Closes every resource, held or not: the JVM is exiting. */
@@ -205,7 +212,9 @@ public final class SharedPool<K, P extends SharedPool.Pooled> {
             entries.clear();
             detached.clear();
         }
-        closeEach(all);
+        // All at once, each bounded by its own timeout, and waited for: the JVM exits after this.
+        CompletableFuture.allOf(all.stream().map(resource -> CompletableFuture.runAsync(() -> closeEach(List.of(resource)), CLOSING))
+            .toArray(CompletableFuture[]::new)).join();
     }
 
     /** Closes each one even when another fails: a producer skipped here would keep its daemon. */

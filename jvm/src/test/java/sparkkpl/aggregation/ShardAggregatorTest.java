@@ -1,8 +1,10 @@
 package sparkkpl.aggregation;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +33,7 @@ public class ShardAggregatorTest {
             IntStream.range(0, 10_000).mapToObj(i -> "s" + i))
         .collect(Collectors.toMap(name -> name,
             name -> new StreamDescription(name, null, null, StreamDescription.DEFAULT_MAX_RECORD_KIB)));
-    /** The sink chooses every key here, so no shard is ever looked up. */
+    /** The sink draws every key at random here, so no shard is ever looked up. */
     private static final ShardMaps NO_LISTING = new ShardMaps(new ShardMaps.Lister() {
         @Override
         public ShardMap listShards(String stream, String created) {
@@ -47,8 +49,25 @@ public class ShardAggregatorTest {
         public void close() {
         }
     }, System::nanoTime);
+    /** Streams whose shards cannot be listed (ListShards not allowed). */
+    private static final ShardMaps UNLISTABLE = new ShardMaps(new ShardMaps.Lister() {
+        @Override
+        public ShardMap listShards(String stream, String created) throws IOException {
+            throw new IOException("not allowed to list " + stream);
+        }
+
+        @Override
+        public StreamDescription describe(String stream) throws IOException {
+            throw new IOException("not allowed to describe " + stream);
+        }
+
+        @Override
+        public void close() {
+        }
+    }, System::nanoTime);
     private final ShardAggregator aggregator =
-        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, new RowStreams(DESCRIBED, "look", System::nanoTime));
+        new ShardAggregator(NO_LISTING, 100_000, 16L << 20, 51_200, true, true,
+            new RowStreams(DESCRIBED, "look", System::nanoTime));
     private final List<KplRecord> handedOn = new ArrayList<>();
     private long added;
 
@@ -59,7 +78,7 @@ public class ShardAggregatorTest {
         ShardMaps maps = new ShardMaps(lister, System::nanoTime);
         RowStreams streams = new RowStreams(Map.of(), "look", System::nanoTime);
         streams.use(maps);
-        ShardAggregator keyed = new ShardAggregator(maps, 100_000, 16L << 20, 51_200, false, streams);
+        ShardAggregator keyed = new ShardAggregator(maps, 100_000, 16L << 20, 51_200, false, false, streams);
 
         streams.placement("named");
         keyed.add(new TaskRecord(new KinesisRecord("named", "k", null, DATA), 1, DATA.length + 1), handedOn::add);
@@ -184,8 +203,51 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void anAggregateOfOneKeyTheSinkChoseWaitsInTheLaneOfTheShardTheKeyRoutesTo() {
+        ShardMaps oneShard = new ShardMaps(new FakeLister(System::nanoTime), System::nanoTime);
+        ShardAggregator constant = new ShardAggregator(oneShard, 100_000, 16L << 20, 51_200, true, false,
+            new RowStreams(DESCRIBED, "look", System::nanoTime));
+        for (long row = 1; row <= 3; row++) {
+            constant.add(new TaskRecord(new KinesisRecord("s", "the-default-partition", null, DATA), row,
+                DATA.length + 21), handedOn::add);
+        }
+        constant.sealAll(handedOn::add);
+
+        KplRecord aggregate = handedOn.get(0);
+        assertEquals(3, aggregate.count());
+        assertNull("it may be stored in any shard", aggregate.targetShard());
+        assertEquals("every producer writing the key budgets its one shard's drain: FakeLister's one shard",
+            "shardId-0", aggregate.lane().shard());
+    }
+
+    @Test
+    public void aStreamThatCannotBeListedStillAggregatesOneSinkChosenKeyInTheStreamsLane() {
+        ShardAggregator constant = new ShardAggregator(UNLISTABLE, 100_000, 16L << 20, 51_200, true, false,
+            new RowStreams(DESCRIBED, "look", System::nanoTime));
+        for (long row = 1; row <= 6; row++) {
+            constant.add(new TaskRecord(new KinesisRecord("s", "0", null, DATA), row, DATA.length + 1), handedOn::add);
+            if (row == 3) {
+                constant.sealAll(handedOn::add); // its lane is looked up, and not found
+            }
+        }
+        constant.sealAll(handedOn::add);
+
+        assertEquals(List.of(3, 3), handedOn.stream().map(KplRecord::count).toList());
+        assertNull(handedOn.get(1).lane().shard());
+    }
+
+    @Test
+    public void randomKeysWaitInTheStreamsLane() {
+        add("s");
+        add("s");
+        aggregator.sealAll(handedOn::add);
+
+        assertNull("spread over the stream, and never listed", handedOn.get(0).lane().shard());
+    }
+
+    @Test
     public void anAggregateCarriesNoMoreRecordsOrBytesThanTheQueueCapsAllow() {
-        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true,
+        ShardAggregator capped = new ShardAggregator(NO_LISTING, 3, 25, 51_200, true, true,
             new RowStreams(DESCRIBED, "look", System::nanoTime));
         for (long row = 1; row <= 8; row++) {
             byte[] data = new byte[row <= 6 ? 1 : 20];

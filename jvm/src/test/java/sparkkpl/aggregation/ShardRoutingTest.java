@@ -37,11 +37,20 @@ public class ShardRoutingTest {
     }
 
     @Test
-    public void keysTheSinkChoosesSpreadOverTheStreamsLaneWithoutAListing() {
+    public void randomKeysSpreadOverTheStreamsLaneWithoutAListing() {
         new ShardRouting(maps, true, new RowStreams(DESCRIBED, "look", System::nanoTime))
             .add(new TaskRecord(new KinesisRecord("s", "random-key", null, DATA), 1, 110), handedOn::add);
 
         assertNull(handedOn.get(0).lane().shard());
         assertEquals(0, lister.listings.get());
+    }
+
+    @Test
+    public void aConstantKeyGoesInItsShardsLane() {
+        new ShardRouting(maps, false, new RowStreams(DESCRIBED, "look", System::nanoTime))
+            .add(new TaskRecord(new KinesisRecord("s", "the-default-partition", null, DATA), 1, 121), handedOn::add);
+
+        assertEquals("every producer writing the key budgets its one shard's drain", "shardId-0",
+            handedOn.get(0).lane().shard());
     }
 }

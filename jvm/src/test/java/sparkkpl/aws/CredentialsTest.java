@@ -19,12 +19,12 @@ import sparkkpl.config.TestConfigs;
 /** The provider a write's credential options make, as the producer and the shard lister get it. */
 public class CredentialsTest {
     private static CredentialSource source(String... namesAndValues) {
-        return TestConfigs.resolve(namesAndValues).producer().credentials();
+        return TestConfigs.read(namesAndValues).producer().credentials();
     }
 
     @Test
     public void staticKeysMakeAStaticProviderWithASessionToken() {
-        var provider = Credentials.resolved(source("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
+        var provider = Credentials.checkedProvider(source("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t",
             "awsSessionToken", "t0ken"), "us-east-1");
         assertTrue(provider instanceof StaticCredentialsProvider);
         AwsCredentials credentials = provider.resolveCredentials();
@@ -48,7 +48,7 @@ public class CredentialsTest {
     public void credentialsThatCannotBeResolvedAreAnErrorNamingTheRouteAndTheReason() {
         CredentialSource role = source("awsAccessKeyId", "AKID", "awsSecretAccessKey", "secret",
             "awsRoleArn", "arn:aws:iam::123456789012:role/writer", "awsStsEndpoint", "http://127.0.0.1:1");
-        String message = assertThrows(Credentials.Unavailable.class, () -> Credentials.resolved(role, "us-east-1"))
+        String message = assertThrows(Credentials.Unavailable.class, () -> Credentials.checkedProvider(role, "us-east-1"))
             .getMessage();
         assertTrue(message, message.startsWith("No AWS credentials from role 'arn:aws:iam::123456789012:role/writer' "
             + "(awsRoleArn) assumed through STS at http://127.0.0.1:1 with the static keys (awsAccessKeyId): "));

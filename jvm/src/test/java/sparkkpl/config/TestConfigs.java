@@ -12,14 +12,14 @@ public final class TestConfigs {
         for (int i = 0; i < namesAndValues.length; i += 2) {
             options.put(namesAndValues[i], namesAndValues[i + 1]);
         }
-        return WriteConfig.resolve(Map.of(), options);
+        return WriteConfig.read(Map.of(), options);
     }
 
-    public static WriteOptions resolve(String... namesAndValues) {
+    public static WriteOptions read(String... namesAndValues) {
         return config(namesAndValues).options();
     }
 
     public static ProducerSpec producer(String... namesAndValues) {
-        return resolve(namesAndValues).producer();
+        return read(namesAndValues).producer();
     }
 }

@@ -6,7 +6,6 @@ import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.assertThrows;
 
-import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -18,8 +17,8 @@ import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration.RecordDistributionStrategyDefault;
 
 public class WriteConfigTest {
-    private static WriteOptions resolve(String... keysAndValues) {
-        return TestConfigs.resolve(keysAndValues);
+    private static WriteOptions read(String... keysAndValues) {
+        return TestConfigs.read(keysAndValues);
     }
 
     private static ProducerSpec producer(String... keysAndValues) {
@@ -27,7 +26,7 @@ public class WriteConfigTest {
     }
 
     private static String errorOf(String... keysAndValues) {
-        return assertThrows(IllegalArgumentException.class, () -> resolve(keysAndValues)).getMessage();
+        return assertThrows(IllegalArgumentException.class, () -> read(keysAndValues)).getMessage();
     }
 
     private static void assertContains(String message, String... parts) {
@@ -37,18 +36,18 @@ public class WriteConfigTest {
     }
 
     /**
-     * Every sink option is parsed once into a value of its own name (WriteOptions, ProducerSpec, or
-     * CredentialSource for the aws* ones), which is all executors receive: none is parsed again there,
-     * and a new option cannot be forgotten.
+     * Every sink option is read once into a component of its own name (a group of WriteOptions, the
+     * producer's options, or CredentialSource for the aws* ones), which is all executors receive: none is
+     * parsed again there, and a new option cannot be forgotten.
      */
     @Test
     public void everySinkOptionBecomesAValueOfItsOwnName() {
         Set<String> values = new HashSet<>();
-        for (Class<?> type : List.of(WriteOptions.class, ProducerSpec.class)) {
-            for (Method method : type.getDeclaredMethods()) {
-                if (method.getParameterCount() == 0) {
-                    values.add(method.getName());
-                }
+        for (Class<?> type : List.of(WriteOptions.Target.class, WriteOptions.Delivery.class,
+                WriteOptions.RecordShape.class, WriteOptions.Aggregating.class, WriteOptions.Query.class,
+                ProducerSpec.Options.class)) {
+            for (RecordComponent component : type.getRecordComponents()) {
+                assertTrue("one group per option: " + component.getName(), values.add(component.getName()));
             }
         }
         for (RecordComponent component : CredentialSource.class.getRecordComponents()) {
@@ -58,8 +57,31 @@ public class WriteConfigTest {
         List<String> missing = Arrays.stream(SinkOption.values()).filter(option -> !option.isInternal())
             .map(SinkOption::optionName).filter(name -> !values.contains(name)).toList();
         assertEquals(List.of(), missing);
-        assertEquals(7L, resolve("queueLimit", " 7").producer().queueLimit());
-        assertEquals("s", resolve("streamName", "s").streamName());
+        assertEquals(7L, read("queueLimit", " 7").producer().queueLimit());
+        assertEquals("s", read("streamName", "s").target().streamName());
+    }
+
+    /** Derived from the write's parsed values, the AUTO variant is what the same write would parse to one record per row. */
+    @Test
+    public void theAutoVariantIsTheWriteWithOneRecordPerRow() {
+        WriteOptions auto = TestConfigs.config("queueLimit", "7").forAutoStream("s");
+        WriteOptions asParsed = read("queueLimit", "7", "aggregation", "kpl", "AggregationEnabled", "false",
+            "RecordDistributionStrategyDefault", "AUTO");
+        assertEquals(asParsed.producer(), auto.producer());
+        assertEquals(asParsed.aggregating(), auto.aggregating());
+        assertEquals(asParsed.settings(), auto.settings());
+    }
+
+    /** Key order holds between the tasks' aggregates in shards placed by key, and nowhere else. */
+    @Test
+    public void orderingByKeyIsRefusedWhereNoOneKeepsTheOrder() {
+        assertTrue(read("ordering", "key").delivery().inKeyOrder());
+        assertFalse(read().delivery().inKeyOrder());
+        assertContains(errorOf("ordering", "key", "aggregation", "kpl"), "'ordering=key' needs aggregation=executor");
+        assertContains(errorOf("ordering", "key", "AggregationEnabled", "false"), "'ordering=key' needs aggregation=executor");
+        assertContains(assertThrows(IllegalArgumentException.class,
+            () -> TestConfigs.config("ordering", "key").forAutoStream("s")).getMessage(),
+            "Stream 's' places records itself", "'ordering=key' cannot be used with it");
     }
 
     @Test
@@ -120,17 +142,17 @@ public class WriteConfigTest {
 
     @Test
     public void executorAggregationGetsAProducerOfItsOwnThatSendsEachAggregateAsItIs() {
-        WriteOptions perRecord = resolve("aggregation", "kpl");
-        WriteOptions executor = resolve();
+        WriteOptions perRecord = read("aggregation", "kpl");
+        WriteOptions executor = read();
 
         assertEquals("1", executor.producer().kplProperties().get("AggregationMaxCount"));
         assertEquals("true", executor.producer().kplProperties().get("AggregationEnabled"));
         assertFalse(perRecord.producer().kplProperties().containsKey("AggregationMaxCount"));
         assertFalse(perRecord.producer().equals(executor.producer()));
-        assertEquals(51_200, executor.aggregateMaxBytes());
-        assertEquals(20_000, resolve("aggregation", "executor", "AggregationMaxSize", "20000").aggregateMaxBytes());
+        assertEquals(51_200, executor.aggregating().aggregateMaxBytes());
+        assertEquals(20_000, read("aggregation", "executor", "AggregationMaxSize", "20000").aggregating().aggregateMaxBytes());
         assertEquals("every aggregate is one record, with its 1-byte key", 99,
-            resolve("maxRecordBytes", "100").aggregateMaxBytes());
+            read("maxRecordBytes", "100").aggregating().aggregateMaxBytes());
     }
 
     @Test
@@ -158,15 +180,15 @@ public class WriteConfigTest {
     /** A user who switched the KPL's aggregation off has consumers that cannot de-aggregate: never aggregate for them. */
     @Test
     public void theKplsOwnAggregationSettingsWithoutTheOptionMeanThePerRecordPath() {
-        WriteOptions unaggregated = resolve("AggregationEnabled", "false");
-        WriteOptions counted = resolve("AggregationMaxCount", "10");
+        WriteOptions unaggregated = read("AggregationEnabled", "false");
+        WriteOptions counted = read("AggregationMaxCount", "10");
 
-        assertFalse(unaggregated.aggregatesInExecutor());
-        assertFalse(unaggregated.aggregatesRecords());
+        assertFalse(unaggregated.aggregating().inExecutor());
+        assertFalse(unaggregated.aggregating().aggregatesRecords());
         assertEquals("false", unaggregated.producer().kplProperties().get("AggregationEnabled"));
         assertEquals("spark.kpl.aggregation=kpl", "kpl", unaggregated.settings().get("spark.kpl.aggregation"));
-        assertFalse(counted.aggregatesInExecutor());
-        assertTrue(resolve().aggregatesInExecutor());
+        assertFalse(counted.aggregating().inExecutor());
+        assertTrue(read().aggregating().inExecutor());
     }
 
     @Test
@@ -182,7 +204,7 @@ public class WriteConfigTest {
 
     @Test
     public void secretsAreMaskedWhereTheConfigIsShown() {
-        String shown = resolve("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value").toString();
+        String shown = read("awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value").toString();
         assertFalse(shown, shown.contains("s3cr3t-value"));
         assertFalse(shown, shown.contains("AKIDEXAMPLE"));
         assertContains(shown, "awsSecretAccessKey=***");
@@ -197,20 +219,20 @@ public class WriteConfigTest {
 
     @Test
     public void choicesAreParsedOnceInAnyCaseWithTheirDefaults() {
-        WriteOptions defaults = resolve();
-        assertEquals(NullData.FAIL, defaults.nullData());
-        assertEquals(RecordId.NONE, defaults.recordId());
-        assertEquals(Format.RAW, defaults.format());
-        assertEquals(Aggregation.EXECUTOR, defaults.aggregation());
-        assertEquals("unset, the rows' columns decide", null, defaults.partitioner());
+        WriteOptions defaults = read();
+        assertEquals(NullData.FAIL, defaults.shape().nullData());
+        assertEquals(RecordId.NONE, defaults.shape().recordId());
+        assertEquals(Format.RAW, defaults.shape().format());
+        assertEquals(Aggregation.EXECUTOR, defaults.aggregating().aggregation());
+        assertEquals("unset, the rows' columns decide", null, defaults.target().partitioner());
 
-        WriteOptions given = resolve("nullData", " SKIP ", "recordId", "Prefix", "partitioner", "fixed",
+        WriteOptions given = read("nullData", " SKIP ", "recordId", "Prefix", "partitioner", "fixed",
             "aggregation", "KPL");
-        assertEquals(NullData.SKIP, given.nullData());
-        assertEquals(RecordId.PREFIX, given.recordId());
-        assertEquals(Partitioner.FIXED, given.partitioner());
-        assertEquals(Aggregation.KPL, given.aggregation());
-        assertEquals(Format.AVRO, resolve("format", "avro").format());
+        assertEquals(NullData.SKIP, given.shape().nullData());
+        assertEquals(RecordId.PREFIX, given.shape().recordId());
+        assertEquals(Partitioner.FIXED, given.target().partitioner());
+        assertEquals(Aggregation.KPL, given.aggregating().aggregation());
+        assertEquals(Format.AVRO, read("format", "avro").shape().format());
     }
 
     @Test
@@ -230,15 +252,15 @@ public class WriteConfigTest {
 
     @Test
     public void aQuerysCheckpointIsAnOptionNeverAConfigKey() {
-        String message = assertThrows(IllegalArgumentException.class, () -> WriteConfig.resolve(
+        String message = assertThrows(IllegalArgumentException.class, () -> WriteConfig.read(
             Map.of("spark.kpl.checkpointLocation", "/tmp/c"), Map.of("Region", "us-east-1"))).getMessage();
         assertContains(message, "'spark.kpl.checkpointLocation' is not taken", "option only");
-        assertEquals("/tmp/c", resolve("checkpointLocation", "/tmp/c").settings().get("spark.kpl.checkpointLocation"));
+        assertEquals("/tmp/c", read("checkpointLocation", "/tmp/c").settings().get("spark.kpl.checkpointLocation"));
     }
 
     @Test
     public void producerSettingsReadBackWhatTheKplConfigurationHoldsSecretsMasked() {
-        ProducerSpec spec = WriteConfig.resolve(Map.of("spark.kpl.queueLimit", "7", "spark.kpl.RateLimit", "90"),
+        ProducerSpec spec = WriteConfig.read(Map.of("spark.kpl.queueLimit", "7", "spark.kpl.RateLimit", "90"),
             Map.of("Region", "us-east-1", "awsAccessKeyId", "AKIDEXAMPLE", "awsSecretAccessKey", "s3cr3t-value"))
             .options().producer();
         Map<String, String> settings = spec.settings(spec.kplConfiguration());
@@ -248,5 +270,48 @@ public class WriteConfigTest {
         assertEquals("1048576", settings.get("spark.kpl.MaxUserRecordSize"));  // set by the sink
         assertEquals("***", settings.get("spark.kpl.awsSecretAccessKey"));
         assertFalse(settings.toString(), settings.toString().contains("s3cr3t"));
+    }
+
+    @Test
+    public void aMistypedNameSuggestsTheClosestKnownOne() {
+        assertContains(errorOf("stramName", "clicks"), "Unknown option 'stramName'", "Did you mean 'streamName'?");
+        // Python's keyword style, and a KPL property one letter short
+        assertContains(errorOf("fail_on_error", "false"), "Did you mean 'failOnError'?");
+        assertContains(errorOf("RecordMaxBufferTime", "100"), "Did you mean 'RecordMaxBufferedTime'?");
+        String key = assertThrows(IllegalArgumentException.class, () -> WriteConfig.read(
+            Map.of("spark.kpl.queuelimt", "7"), Map.of("Region", "us-east-1"))).getMessage();
+        assertContains(key, "Unknown Spark config key 'spark.kpl.queuelimt'", "Did you mean 'spark.kpl.queueLimit'?");
+    }
+
+    @Test
+    public void aNameCloseToNoneGetsNoSuggestionButTheList() {
+        String message = errorOf("colour", "red");
+        assertFalse(message, message.contains("Did you mean"));
+        assertContains(message, "Unknown option 'colour'", "streamName", "RecordMaxBufferedTime");
+    }
+
+    @Test
+    public void anOptionOnlyIsNeverSuggestedAsAConfigKey() {
+        String key = assertThrows(IllegalArgumentException.class, () -> WriteConfig.read(
+            Map.of("spark.kpl.checkpointLocaton", "/tmp/c"), Map.of("Region", "us-east-1"))).getMessage();
+        assertFalse(key, key.contains("Did you mean"));
+        assertContains(errorOf("checkpointLocaton", "/tmp/c"), "Did you mean 'checkpointLocation'?");
+    }
+
+    @Test
+    public void aPathIsTheStreamsName() {
+        assertEquals("clicks", read("path", "clicks").target().streamName());
+        assertEquals("clicks", read("path", "clicks", "streamName", "clicks").target().streamName());
+        // the write's own path wins over the session's config key, as its options do
+        WriteOptions overConfig = WriteConfig.read(Map.of("spark.kpl.streamName", "other"),
+            Map.of("Region", "us-east-1", "path", "clicks")).options();
+        assertEquals("clicks", overConfig.target().streamName());
+        assertEquals("clicks", overConfig.settings().get("spark.kpl.streamName"));
+    }
+
+    @Test
+    public void aPathAndAnotherStreamNameAreRefusedNamingBoth() {
+        assertContains(errorOf("path", "clicks", "STREAMNAME", "views"), "two streams", "'clicks' as the path",
+            "'views' as the option 'STREAMNAME'");
     }
 }

@@ -2,6 +2,7 @@ package sparkkpl.controlplane;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
 
 import java.util.List;
 import java.util.Map;
@@ -79,5 +80,20 @@ public class RowStreamsTest {
         assertEquals("asked once per maximum age", 1, lister.descriptions.get());
         assertNull(streams.created("named"));
         assertNull(streams.newlyMet());
+    }
+
+    /** Where the KPL aggregates, the refusal of such a stream's rows says which stream, why, and what to grant. */
+    @Test
+    public void theRefusalOfAStreamThatCannotBeDescribedNamesItAndItsFailure() {
+        lister.describingRefused = true;
+        streams.placement("named");
+
+        String refusal = streams.refusedToKplAggregation("named").getMessage();
+
+        assertTrue(refusal, refusal.startsWith("Rows name stream 'named', which could not be described ("));
+        assertTrue(refusal, refusal.contains("not authorized to perform kinesis:DescribeStreamSummary): with the KPL's "
+            + "own aggregation (aggregation=kpl)"));
+        assertTrue(refusal, refusal.endsWith("Grant kinesis:DescribeStreamSummary on the stream, or write it "
+            + "unaggregated (AggregationEnabled=false) or with aggregation=executor"));
     }
 }

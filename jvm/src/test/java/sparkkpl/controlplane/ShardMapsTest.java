@@ -113,6 +113,52 @@ public class ShardMapsTest {
     }
 
     @Test
+    public void aQueryMeetingTenThousandStreamNamesKeepsOnlyThoseItMetLately() throws Exception {
+        for (int i = 0; i < 10_000; i++) {
+            maps.current("name-" + i, null);
+            maps.describedForRows("name-" + i, "look");
+        }
+        clock.addAndGet(ShardMaps.DESCRIPTION_MAX_AGE_NANOS);
+        maps.current("lately", null);
+
+        assertEquals(1, maps.streamsHeld());
+    }
+
+    @Test
+    public void aTaskKilledWhileItsListingIsSharedFailsAloneAndTheOthersGetTheMap() throws Exception {
+        lister.started = new CountDownLatch(1);
+        lister.release = new CountDownLatch(1);
+        Future<ShardMap> speculative = tasks.submit(() -> maps.current("s", null));
+        assertTrue(lister.started.await(10, TimeUnit.SECONDS));
+        Future<ShardMap> other = tasks.submit(() -> maps.current("s", null));
+        Thread.sleep(100); // the other task is waiting for the listing the first one started
+
+        speculative.cancel(true); // Spark kills a speculative attempt by interrupting its thread
+        Thread.sleep(100);
+        lister.release.countDown();
+
+        assertEquals("shardId-0", other.get(10, TimeUnit.SECONDS).shards().get(0).id());
+        assertEquals(1, lister.listings.get());
+    }
+
+    @Test
+    public void aTaskKilledWhileItsDescriptionIsSharedFailsAloneAndTheOthersGetIt() throws Exception {
+        lister.describeStarted = new CountDownLatch(1);
+        lister.descriptionsLetThrough.drainPermits();
+        Future<StreamDescription> speculative = tasks.submit(() -> maps.describedForRows("s", "look"));
+        assertTrue(lister.describeStarted.await(10, TimeUnit.SECONDS));
+        Future<StreamDescription> other = tasks.submit(() -> maps.describedForRows("s", "look"));
+        Thread.sleep(100);
+
+        speculative.cancel(true);
+        Thread.sleep(100);
+        lister.descriptionsLetThrough.release(Integer.MAX_VALUE);
+
+        assertEquals("s", other.get(10, TimeUnit.SECONDS).stream());
+        assertEquals(1, lister.descriptions.get());
+    }
+
+    @Test
     public void aListingThatDiesOfAnErrorFailsEveryTaskWaitingForItAndTheNextTaskListsAgain() throws Exception {
         lister.started = new CountDownLatch(1);
         lister.release = new CountDownLatch(1);
@@ -125,7 +171,7 @@ public class ShardMapsTest {
         lister.release.countDown();
 
         for (Future<ShardMap> task : List.of(first, second)) {
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(100, TimeUnit.MILLISECONDS));
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(10, TimeUnit.SECONDS));
             assertSame(lister.listingDies, failed.getCause());
         }
         lister.listingDies = null;
@@ -142,13 +188,13 @@ public class ShardMapsTest {
         assertTrue(lister.describeStarted.await(10, TimeUnit.SECONDS));
         Future<StreamDescription> second = tasks.submit(() -> maps.describedForRows("named-by-rows", "look"));
         Future<ShardMap> listing = tasks.submit(() -> maps.current("named-by-rows", null));
-        assertEquals(1, listing.get(100, TimeUnit.MILLISECONDS).shards().size());
+        assertEquals(1, listing.get(10, TimeUnit.SECONDS).shards().size());
         Thread.sleep(100); // the second task is waiting for the first one's description
 
         lister.descriptionsLetThrough.release(1);
 
         for (Future<StreamDescription> task : List.of(first, second)) {
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(100, TimeUnit.MILLISECONDS));
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> task.get(10, TimeUnit.SECONDS));
             assertTrue(failed.getCause().getMessage(), failed.getCause().getMessage().contains("AccessDenied"));
         }
         assertEquals("one call for both tasks", 1, lister.descriptions.get());

@@ -17,7 +17,7 @@ public class DrainBudgetTest {
     private static final Lane SHARD = new Lane("s", "shardId-000000000000");
 
     private long now = 5 * SECOND; // any origin
-    private final DrainBudget budget = busy(POLICY.newLane(SHARD));
+    private final DrainBudget budget = busy(POLICY.newLane());
 
     private DrainBudget busy(DrainBudget lane) {
         lane.busy(now);
@@ -25,13 +25,32 @@ public class DrainBudgetTest {
     }
 
     @Test
-    public void aShardStartsAt128thOfTheCapsAndAStreamAtASixteenth() {
-        DrainBudget stream = POLICY.newLane(new Lane("s", null));
+    public void aLaneStartsAt1024thOfTheCaps() {
+        assertEquals(CAP_RECORDS / 1024, budget.records());
+        assertEquals(16 << 10, budget.bytes());
+    }
 
-        assertEquals(CAP_RECORDS / 128, budget.records());
-        assertEquals(128 << 10, budget.bytes());
-        assertEquals(CAP_RECORDS / 16, stream.records());
-        assertEquals(MIB, stream.bytes());
+    /**
+     * Before its first measurement a lane grows by what Kinesis acknowledges while a task waits: 32 producers
+     * on one shard grow together by what the shard drains, not each by a start of its own.
+     */
+    @Test
+    public void untilItsFirstMeasurementItGrowsByWhatIsAcknowledgedWhileATaskWaits() {
+        budget.bound(now);
+        budget.acknowledged(97, 16 << 10, true, now + SECOND / 10);
+        budget.acknowledged(50, 1_000, false, now + SECOND / 5); // nobody waited: not bound by the budget
+
+        assertEquals(2 * 97, budget.records());
+        assertEquals(32 << 10, budget.bytes());
+    }
+
+    @Test
+    public void slowStartEndsWithTheFirstMeasurement() {
+        drainPerSecond(10, 10_000, true, 1); // one producer of a hundred on a shard at its quota
+        budget.acknowledged(10, 10_000, true, now);
+
+        assertEquals(20, budget.records());
+        assertEquals(20_000, budget.bytes());
     }
 
     @Test
@@ -56,8 +75,8 @@ public class DrainBudgetTest {
     public void aDrainNobodyWaitedForLeavesItAsItWas() {
         drainPerSecond(10, 10_000, false, 3); // the tasks add slowly: that is not what Kinesis can take
 
-        assertEquals(CAP_RECORDS / 128, budget.records());
-        assertEquals(128 << 10, budget.bytes());
+        assertEquals(CAP_RECORDS / 1024, budget.records());
+        assertEquals(16 << 10, budget.bytes());
     }
 
     @Test
@@ -74,8 +93,8 @@ public class DrainBudgetTest {
         now += 10 * SECOND; // an outage
         budget.acknowledged(0, 0, true, now);
 
-        assertEquals(CAP_RECORDS / 128 / 16, budget.records());
-        assertEquals((128 << 10) / 16, budget.bytes());
+        assertEquals(CAP_RECORDS / 1024 / 8, budget.records());
+        assertEquals((16 << 10) / 8, budget.bytes());
     }
 
     /**
@@ -106,8 +125,8 @@ public class DrainBudgetTest {
 
     @Test
     public void theTargetWaitIsAFifteenthOfRecordTtlAndAtLeastOneSecond() {
-        DrainBudget longTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 150_000).newLane(SHARD));
-        DrainBudget shortTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 2_000).newLane(SHARD));
+        DrainBudget longTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 150_000).newLane());
+        DrainBudget shortTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 2_000).newLane());
         for (DrainBudget each : new DrainBudget[] {longTtl, shortTtl}) {
             each.bound(now);
             each.acknowledged(1_000, 1_000_000, true, now + SECOND / 2);
@@ -119,8 +138,8 @@ public class DrainBudgetTest {
     }
 
     @Test
-    public void capsOnlyIgnoreTheDrain() {
-        DrainBudget fixed = busy(DrainBudget.Policy.capsOnly(2, 100).newLane(SHARD));
+    public void queueLimitsOnlyIgnoreTheDrain() {
+        DrainBudget fixed = busy(DrainBudget.Policy.queueLimitsOnly(2, 100).newLane());
         fixed.bound(0);
         fixed.acknowledged(1, 1, true, 10 * SECOND);
         fixed.acknowledged(0, 0, true, 20 * SECOND);

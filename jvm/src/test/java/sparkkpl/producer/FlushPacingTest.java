@@ -21,13 +21,14 @@ public class FlushPacingTest {
     @Test
     public void aFlushIsDueOnceTheSpacingHasPassedSinceTheLastOneWhoeverMadeIt() {
         long spacing = FlushPacing.laterTasksSpacingNanos(16);
-        pacing.flushed(1_000_000);
+        long first = System.nanoTime();
+        assertTrue("none came within the spacing", pacing.claim(first, spacing));
 
-        assertFalse(pacing.claim(1_000_000 + spacing - 1, spacing));
-        assertTrue(pacing.claim(1_000_000 + spacing, spacing));
+        assertFalse(pacing.claim(first + spacing - 1, spacing));
+        assertTrue(pacing.claim(first + spacing, spacing));
         assertFalse("claimed: another task asking at the same time does not flush again",
-            pacing.claim(1_000_000 + spacing, spacing));
-        assertFalse("a task blocked at the queue cap counts that flush too",
-            pacing.claim(1_000_000 + spacing + FlushPacing.BLOCKED_SPACING_NANOS - 1, FlushPacing.BLOCKED_SPACING_NANOS));
+            pacing.claim(first + spacing, spacing));
+        assertFalse("a task blocked at the queue limit counts that flush too",
+            pacing.claim(first + spacing + FlushPacing.BLOCKED_SPACING_NANOS - 1, FlushPacing.BLOCKED_SPACING_NANOS));
     }
 }

@@ -33,10 +33,17 @@ public class TaskFeedTest {
 
     private SharedProducer producer;
 
+    /**
+     * A new lane's budget is 1/1024 of queueLimit (DrainBudget), and nothing is ever acknowledged here: a batch
+     * and more must fit into it.
+     */
+    private static final String QUEUE_LIMIT = String.valueOf(1024L * (TaskFeed.BATCH_RECORDS + 1));
+
     @Before
     public void startProducer() {
-        producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), Map.ofEntries(
+        producer = ProducerRegistry.acquire(WriteConfig.read(Map.of(), Map.ofEntries(
             Map.entry("streamName", "s"), Map.entry("Region", "us-east-1"), Map.entry("MetricsLevel", "none"),
+            Map.entry("queueLimit", QUEUE_LIMIT),
             Map.entry("KinesisEndpoint", "127.0.0.1"), Map.entry("KinesisPort", "9"),
             Map.entry("CloudwatchEndpoint", "127.0.0.1"), Map.entry("CloudwatchPort", "9"),
             Map.entry("RecordTtl", "120000"), Map.entry("nativeDir", tmp.getRoot().toString()),

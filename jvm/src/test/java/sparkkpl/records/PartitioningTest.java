@@ -24,8 +24,8 @@ public class PartitioningTest {
     private static final InternalRow NO_KEY = new GenericInternalRow(new Object[] {new byte[0]});
 
     private static Partitioning resolve(RowLayout layout, String... options) {
-        WriteOptions parsed = TestConfigs.resolve(options);
-        return Partitioning.chosen(parsed.partitioner(), parsed.defaultPartition(), layout);
+        WriteOptions parsed = TestConfigs.read(options);
+        return Partitioning.chosen(parsed.target().partitioner(), parsed.target().defaultPartition(), layout);
     }
 
     private static InternalRow keyed(String key) {

@@ -28,9 +28,9 @@ public class RecordAssemblerTest {
         .add("streamName", DataTypes.StringType), false);
 
     private static RecordAssembler assembler(RecordIdHeader.Task recordIds, String... options) {
-        WriteOptions parsed = TestConfigs.resolve(options);
+        WriteOptions parsed = TestConfigs.read(options);
         return new RecordAssembler(parsed, LAYOUT, new PayloadFormat(Format.RAW, "UTC"),
-            Partitioning.chosen(parsed.partitioner(), parsed.defaultPartition(), LAYOUT), recordIds, 0, java.util.Map.of());
+            Partitioning.chosen(parsed.target().partitioner(), parsed.target().defaultPartition(), LAYOUT), recordIds, 0, java.util.Map.of());
     }
 
     /** A task's first assembler with record ids: the same row always gets the same id. */

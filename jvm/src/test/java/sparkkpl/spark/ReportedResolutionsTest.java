@@ -16,7 +16,7 @@ public class ReportedResolutionsTest {
 
     @Test
     public void aWriteRunsWithTheResolutionItsSettingsReportMadeFromTheSameInputs() {
-        WriteConfig reported = ReportedResolutions.resolve(CONF, options("same"));
+        WriteConfig reported = ReportedResolutions.read(CONF, options("same"));
         Map<String, String> lowerCased = Map.of("region", "us-east-1", "streamname", "s", "sparkkpl.resultkey", "same");
         assertSame(reported, ReportedResolutions.take(Map.of("spark.kpl.queueLimit", "7"), lowerCased));
         assertNotSame("taken once", reported, ReportedResolutions.take(CONF, options("same")));
@@ -24,7 +24,7 @@ public class ReportedResolutionsTest {
 
     @Test
     public void aWriteWhoseInputsChangedSinceTheReportIsResolvedAgain() {
-        WriteConfig reported = ReportedResolutions.resolve(CONF, options("changed"));
+        WriteConfig reported = ReportedResolutions.read(CONF, options("changed"));
         assertNotSame(reported, ReportedResolutions.take(Map.of("spark.kpl.queueLimit", "8"), options("changed")));
     }
 }

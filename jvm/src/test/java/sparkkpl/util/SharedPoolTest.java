@@ -69,8 +69,15 @@ public class SharedPoolTest {
             tasks.add(task);
         }
 
+        /** Runs what is due, and what that schedules for now (the closes an idle sweep hands on). */
         void advanceMs(long ms) {
             nanos += TimeUnit.MILLISECONDS.toNanos(ms);
+            for (List<Runnable> due = takeDue(); !due.isEmpty(); due = takeDue()) {
+                due.forEach(Runnable::run);
+            }
+        }
+
+        private List<Runnable> takeDue() {
             List<Runnable> due = new ArrayList<>();
             for (int i = tasks.size() - 1; i >= 0; i--) {
                 if (dueNanos.get(i) <= nanos) {
@@ -78,7 +85,7 @@ public class SharedPoolTest {
                     due.add(0, tasks.remove(i));
                 }
             }
-            due.forEach(Runnable::run);
+            return due;
         }
     }
 
@@ -123,6 +130,61 @@ public class SharedPoolTest {
         Future<FakeProducer> acquiring = tasks.submit(() -> pool.acquire(key, creation));
         assertTrue(creation.started.await(10, TimeUnit.SECONDS));
         return acquiring;
+    }
+
+    /** A close that waits (a daemon flushing its last records for seconds) must not hold up closing another. */
+    @Test
+    public void aSlowCloseDoesNotHoldUpClosingAnother() throws Exception {
+        SharedPool<String, SlowlyClosed> idlePool = SharedPool.closedWhenIdle();
+        SlowlyClosed slow = idlePool.acquire("slow", () -> new SlowlyClosed(true));
+        SlowlyClosed quick = idlePool.acquire("quick", () -> new SlowlyClosed(false));
+        try {
+            idlePool.release(slow);
+            assertTrue("the slow one is closing", slow.closing.await(10, TimeUnit.SECONDS));
+            idlePool.release(quick);
+            assertTrue("the other closes meanwhile", quick.closed.await(5, TimeUnit.SECONDS));
+        } finally {
+            slow.finish.countDown();
+        }
+    }
+
+    /** Closed at once when idle; a slow one waits in its close until the test lets it finish. */
+    private static final class SlowlyClosed implements SharedPool.Pooled {
+        final CountDownLatch closing = new CountDownLatch(1);
+        final CountDownLatch finish = new CountDownLatch(1);
+        final CountDownLatch closed = new CountDownLatch(1);
+        private final boolean slow;
+
+        SlowlyClosed(boolean slow) {
+            this.slow = slow;
+        }
+
+        @Override
+        public boolean isBroken() {
+            return false;
+        }
+
+        @Override
+        public void awaitReady() {
+        }
+
+        @Override
+        public long idleTimeoutMs() {
+            return 0;
+        }
+
+        @Override
+        public void close() {
+            closing.countDown();
+            try {
+                if (slow) {
+                    finish.await(30, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            closed.countDown();
+        }
     }
 
     private FakeProducer acquire(String key) {
@@ -268,7 +330,7 @@ public class SharedPoolTest {
             return pool.current().size() + pool.open();
         });
 
-        assertEquals("the producer being made is not open yet", 2, (int) othersMeanwhile.get(100, TimeUnit.MILLISECONDS));
+        assertEquals("the producer being made is not open yet", 2, (int) othersMeanwhile.get(10, TimeUnit.SECONDS));
         creation.finish.countDown();
         assertEquals(List.of(other, making.get(10, TimeUnit.SECONDS)), List.copyOf(pool.current()));
     }
@@ -297,7 +359,7 @@ public class SharedPoolTest {
         BlockedCreation creation = new BlockedCreation();
         Future<FakeProducer> making = acquiringWhileBlocked("a", creation);
 
-        tasks.submit(pool::closeAll).get(100, TimeUnit.MILLISECONDS);
+        tasks.submit(pool::closeAll).get(10, TimeUnit.SECONDS);
         creation.finish.countDown();
 
         ExecutionException failed = assertThrows(ExecutionException.class, () -> making.get(10, TimeUnit.SECONDS));

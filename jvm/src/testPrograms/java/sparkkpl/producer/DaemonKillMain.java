@@ -82,7 +82,7 @@ public final class DaemonKillMain {
     public static void main(String[] args) throws Exception {
         String stream = args[0];
         Map<String, String> options = MainOptions.from(args, 1);
-        ProducerSpec config = WriteConfig.resolve(Map.of(), options).options().producer();
+        ProducerSpec config = WriteConfig.read(Map.of(), options).options().producer();
         AtomicBoolean afterThirdAcquire = new AtomicBoolean();
         List<Holder> holders = List.of(
             new Holder("a", stream, ProducerRegistry.acquire(config), afterThirdAcquire),
@@ -108,7 +108,7 @@ public final class DaemonKillMain {
         for (Holder holder : holders) {
             String outcome;
             try {
-                holder.later.awaitAll(holder.producer::flush, () -> { }, 60_000);
+                holder.later.awaitAll(holder.producer::flushForCommits, () -> { }, 60_000);
                 holder.later.throwIfProducerFailed();
                 outcome = "ok";
             } catch (Exception e) {

@@ -35,7 +35,7 @@ public final class QuickCloseMain {
         for (int i = 0; i < producers; i++) {
             // A distinct configuration makes a distinct producer.
             options.put("RecordTtl", String.valueOf(30_000 + i));
-            ProducerRegistry.release(ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), options).options().producer()));
+            ProducerRegistry.release(ProducerRegistry.acquire(WriteConfig.read(Map.of(), options).options().producer()));
         }
         Path pipeFolders = Paths.get(options.get("nativeDir"));
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MS);

@@ -19,7 +19,7 @@ public final class ShutdownFlushMain {
         String stream = args[0];
         int count = Integer.parseInt(args[1]);
         Map<String, String> options = MainOptions.from(args, 2);
-        SharedProducer producer = ProducerRegistry.acquire(WriteConfig.resolve(Map.of(), options).options().producer());
+        SharedProducer producer = ProducerRegistry.acquire(WriteConfig.read(Map.of(), options).options().producer());
         TaskAcks acks = new TaskAcks();
         TaskFeed feed = new TaskFeed(producer, acks, new TaskQueueStats(), 60_000, (record, row, error) -> {
             throw error;
