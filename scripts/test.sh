@@ -18,7 +18,7 @@ run_pytest_on() {
   local line="$1" venv="$2" status=0
   shift 2
   echo "== pytest on Spark $line ($venv)"
-  "$venv/bin/python" -m pytest tests "$@" || status=$?
+  "$venv/bin/python" -m pytest tests --durations=15 "$@" || status=$?
   if [ "$status" -eq 5 ]; then
     echo "test.sh: pytest collected no tests on Spark $line; that is a failure here" >&2
     return 1

@@ -56,6 +56,26 @@ def test_a_stream_of_the_callers_account_by_arn_gets_every_row_once_and_is_descr
     assert any(body.get("StreamARN") == arn for body in endpoint.requests("ListShards"))
 
 
+def test_a_streaming_query_by_arn_gets_every_row_once_and_describes_by_arn(spark, endpoint, ep_stream, tmp_path):
+    """writeStream resolves its options apart from batch writes (once per query): the ARN holds there too."""
+    source = tmp_path / "source"
+    numbered_rows(spark, ROWS).write.json(str(source))
+    arn = stream_arn(endpoint, ep_stream)
+    endpoint.reset_counters()
+    with StsEndpoint(endpoint, roles=[]) as sts:
+        query = (spark.readStream.schema("data string, partitionKey string").json(str(source))
+                 .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .options(streamArn=arn, awsStsEndpoint=sts.url,
+                          **options_without_region(endpoint))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+    assert query.exception() is None
+    report = compare(numbered_expected(ROWS), ((r.data, r.partition_key) for r in endpoint.records(ep_stream)))
+    assert report.exactly_once, report.summary()
+    described = endpoint.requests("DescribeStreamSummary")
+    assert described and all(body.get("StreamARN") == arn and "StreamName" not in body for body in described)
+
+
 def test_an_arn_in_another_region_than_region_is_refused_naming_both(spark, endpoint, ep_stream):
     arn = stream_arn(endpoint, ep_stream, region="eu-central-1")
     with pytest.raises(spark_kpl.WriteRefused, match=rf"'Region' \({endpoint.region}\) disagrees .* \(eu-central-1"):
