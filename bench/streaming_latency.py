@@ -232,8 +232,12 @@ def breakdown(report: Dict[str, Any]) -> List[str]:
 
 def units(report: Dict[str, Any]) -> List[str]:
     """The sink's PUT payload units over its counted micro-batches, per endpoint latency."""
-    counted = [(f"+{e['latency_ms']} ms", PayloadUnits.from_dict(e["payload_units"])) for e in report["results"]
-               if e.get("payload_units")]
+    counted = []
+    for e in report["results"]:
+        if e.get("payload_units"):
+            counted.append((f"+{e['latency_ms']} ms", PayloadUnits.from_dict(e["payload_units"])))
+            counted.append((f"+{e['latency_ms']} ms: micro-batches a stop interrupted (not counted above)",
+                            PayloadUnits.from_dict(e["payload_units"]["interrupted"])))
     if not counted:
         return []
     return ([f"PUT payload units of the kpl query's counted micro-batches ({report['rows_per_batch']:,} rows of "
@@ -272,24 +276,42 @@ def recording_calls(endpoint: KinesisEndpoint, calls: List[Dict[str, int]]) -> C
     return counters
 
 
-def micro_batch_units(records: Iterable[KinesisRecord], rows_per_batch: int) -> PayloadUnits:
-    """The units of each micro-batch's Kinesis records, summed: the rate source numbers rows on from
+def micro_batch_units(records: Iterable[KinesisRecord], rows_per_batch: int) -> Dict[int, PayloadUnits]:
+    """The units of each micro-batch's Kinesis records, by batch id: the rate source numbers rows on from
     batch to batch, and each row's data starts with its number."""
     batches: Dict[int, List[KinesisRecord]] = defaultdict(list)
     for record in records:
         first = record.user_records()[0].data
         batches[int(first.split(b"-", 1)[0]) // rows_per_batch].append(record)
-    return sum((payload_units(batch) for batch in batches.values()), PayloadUnits())
+    return {batch: payload_units(stored) for batch, stored in batches.items()}
 
 
-def counting_units(endpoint: KinesisEndpoint, rows_per_batch: int, blocks: List[PayloadUnits]) -> Callable[[int], None]:
+def counting_units(endpoint: KinesisEndpoint, rows_per_batch: int,
+                   taken: List[Dict[int, PayloadUnits]]) -> Callable[[int], None]:
     """run_process's hook before each measured block: the Kinesis records stored since the last one are the last
-    block's (before the first: the warm-up's, not counted); taken, so the endpoint holds one block at a time."""
+    block's (before the first: the warm-ups', not counted); taken, so the endpoint holds one block at a time."""
     def before_run(block: int) -> None:
         stored = endpoint.kinesis_records(STREAM, take=True)
         if block > 0:
-            blocks.append(micro_batch_units(stored, rows_per_batch))
+            taken.append(micro_batch_units(stored, rows_per_batch))
     return before_run
+
+
+def counted_units(runs: List[Dict[str, Any]], taken: List[Dict[int, PayloadUnits]]) -> Dict[str, Any]:
+    """The units of the kpl query's counted micro-batches, and apart those of the micro-batch each block's stop
+    interrupted (its records sent; Spark runs it again after the restart, where it is counted)."""
+    counted = interrupted = PayloadUnits()
+    measured = [run for run in runs if run.get("phase") == "measured"]
+    for run, by_batch in zip(measured, taken):
+        if run["sink"] != "kpl":
+            continue
+        ids = {b["batch"] for b in run["batches"]}
+        for batch, units in by_batch.items():
+            if batch in ids:
+                counted += units
+            else:
+                interrupted += units
+    return {**counted.as_dict(), "interrupted": interrupted.as_dict()}
 
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
@@ -317,11 +339,11 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
                        str(args.warmup_batches), "--block", str(args.block), "--options", json.dumps(options),
                        *(["--sink-log"] if args.sink_log else [])]
             calls: List[Dict[str, int]] = []  # the endpoint's calls by operation, before and after each block
-            blocks: List[PayloadUnits] = []  # the noop query's blocks store nothing
+            taken: List[Dict[int, PayloadUnits]] = []  # per measured block; the noop query's store nothing
             entry = run_process(command, log, timeout=1800, counters=recording_calls(endpoint, calls),
-                                before_run=counting_units(endpoint, args.rows, blocks))
-            blocks.append(micro_batch_units(endpoint.kinesis_records(STREAM, take=True), args.rows))
-            entry["payload_units"] = sum(blocks, PayloadUnits()).as_dict()
+                                before_run=counting_units(endpoint, args.rows, taken))
+            taken.append(micro_batch_units(endpoint.kinesis_records(STREAM, take=True), args.rows))
+            entry["payload_units"] = counted_units(entry["runs"], taken)
             measured = [run for run in entry["runs"] if run.get("phase") == "measured"]
             for run, before, after in zip(measured, calls[::2], calls[1::2]):
                 run["endpoint_calls"] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}

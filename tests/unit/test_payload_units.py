@@ -30,7 +30,7 @@ def test_one_full_aggregate_costs_the_fewest_units() -> None:
 
     units = payload_units([record])
 
-    assert (units.kinesis_records, units.rows, units.shards) == (1, 200, 1)
+    assert (units.writes, units.kinesis_records, units.rows, units.shards) == (1, 1, 200, 1)
     assert units.row_bytes == 200 * 100
     assert units.kinesis_bytes == record.size > units.row_bytes  # the aggregate's framing travels too
     assert (units.units, units.fewest_units, units.efficiency) == (1, 1, 1.0)
@@ -74,6 +74,8 @@ def test_writes_add_up_and_nothing_counts_nothing() -> None:
 
     both = first + second
 
-    assert (both.kinesis_records, both.rows, both.units, both.fewest_units) == (3, 3, 3, 3)
+    assert (both.writes, both.kinesis_records, both.rows, both.shards) == (2, 3, 3, 3)
+    assert (both.units, both.fewest_units) == (3, 3)
     assert payload_units([]) == PayloadUnits()
     assert PayloadUnits().efficiency == 0.0
+    assert PayloadUnits.from_dict(both.as_dict()) == both

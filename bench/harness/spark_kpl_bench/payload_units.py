@@ -28,13 +28,15 @@ class PayloadUnits:
     """One write's Kinesis records and their units; writes add up (``+``) when they cannot share
     Kinesis records, as separate writes or micro-batches cannot."""
 
+    #: Writes (or micro-batches) added up here.
+    writes: int = 0
     kinesis_records: int = 0
     rows: int = 0
     #: The rows' data plus partition keys, as they would travel alone.
     row_bytes: int = 0
     #: Data plus partition key of the Kinesis records, aggregation framing included.
     kinesis_bytes: int = 0
-    #: Shards that took at least one Kinesis record.
+    #: Shards that took at least one Kinesis record, summed over the writes.
     shards: int = 0
     units: int = 0
     on_demand_units: int = 0
@@ -85,7 +87,8 @@ def payload_units(records: Iterable[KinesisRecord]) -> PayloadUnits:
         rows += len(users)
         row_bytes_by_shard[record.shard_id] += sum(len(u.data) + len(u.partition_key.encode()) for u in users)
     return PayloadUnits(
-        kinesis_records=count, rows=rows, row_bytes=sum(row_bytes_by_shard.values()), kinesis_bytes=kinesis_bytes,
+        writes=1 if count else 0, kinesis_records=count, rows=rows, row_bytes=sum(row_bytes_by_shard.values()),
+        kinesis_bytes=kinesis_bytes,
         shards=len(row_bytes_by_shard), units=units, on_demand_units=on_demand_units,
         fewest_units=sum(_units(b, PROVISIONED_UNIT) for b in row_bytes_by_shard.values()),
         fewest_on_demand_units=sum(_units(b, ON_DEMAND_UNIT) for b in row_bytes_by_shard.values()))
@@ -99,14 +102,17 @@ def _units(size: int, unit: int) -> int:
 def units_table(rows: Sequence[Tuple[str, PayloadUnits]], what: str = "write") -> List[str]:
     """A markdown table of writes' units (``what`` names the first column), with what explains them: rows and
     bytes per Kinesis record, Kinesis records per shard that took rows."""
-    lines = [f"| {what} | rows | shards written | Kinesis records per shard | rows per Kinesis record | "
+    lines = [f"| {what} | writes | rows | shards written per write | Kinesis records per shard | "
+             "rows per Kinesis record | "
              "bytes per Kinesis record | 25 KB units per million rows: used / fewest | efficiency (fewest / used) | "
              "1 KB (on-demand) units per million rows: used / fewest | on-demand efficiency |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for label, u in rows:
         per_shard = u.kinesis_records / u.shards if u.shards else 0.0
         per_record = u.kinesis_bytes / u.kinesis_records if u.kinesis_records else 0.0
-        lines.append(f"| {label} | {u.rows:,} | {u.shards:,} | {per_shard:,.1f} | {u.rows_per_kinesis_record:,.1f} | "
+        per_write = u.shards / u.writes if u.writes else 0.0
+        lines.append(f"| {label} | {u.writes:,} | {u.rows:,} | {per_write:,.0f} | {per_shard:,.1f} | "
+                     f"{u.rows_per_kinesis_record:,.1f} | "
                      f"{per_record:,.0f} | {u.per_million_rows(u.units):,.0f} / "
                      f"{u.per_million_rows(u.fewest_units):,.0f} | "
                      f"{u.efficiency:.2f} | {u.per_million_rows(u.on_demand_units):,.0f} / "
