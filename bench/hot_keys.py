@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,8 +30,10 @@ from spark_kpl_bench.throughput.settings import ROOT
 from spark_kpl_bench.throughput.study import exit_on_sigterm
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.net import LOOPBACK
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
+os.environ["SPARK_LOCAL_IP"] = LOOPBACK  # Spark binds loopback only
 
 HOT_KEY = "hot-key"
 

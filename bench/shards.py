@@ -67,9 +67,9 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
                                       before_run=counting_units(endpoint, shards, writes),
                                       fixed_heap=args.fixed_heap, partitions=args.partitions)
             writes.append(payload_units(endpoint.kinesis_records(stream_name(shards), take=True)))
-            for run, units in zip(entry["runs"], writes):
+            for run, units in zip(entry["runs"], writes[1:]):  # the first: the one-row warm-up's
                 run["payload_units"] = units.as_dict()
-            timed = writes[1:]  # the first is the untimed write
+            timed = writes[2:]  # then the untimed write's
             if timed:
                 entry["payload_units"] = sum(timed, PayloadUnits()).as_dict()
             entry.update(workload=f"shards_{shards}", shards=shards)
@@ -85,12 +85,10 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
 
 
 def counting_units(endpoint: KinesisEndpoint, shards: int, writes: List[PayloadUnits]) -> Callable[[int], None]:
-    """run_process's hook before each run: the Kinesis records stored since the last one are the last write's
-    (before the first: the one-row warm-up's, not counted); taken, so the endpoint holds one write at a time."""
-    def before_run(run: int) -> None:
-        stored = endpoint.kinesis_records(stream_name(shards), take=True)
-        if run > 0:
-            writes.append(payload_units(stored))
+    """run_process's hook before each run: the Kinesis records stored since the last call are the last write's
+    (at the first call: the one-row warm-up's); taken, so the endpoint holds one write at a time."""
+    def before_run(_run: int) -> None:
+        writes.append(payload_units(endpoint.kinesis_records(stream_name(shards), take=True)))
     return before_run
 
 

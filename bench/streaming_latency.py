@@ -288,21 +288,20 @@ def micro_batch_units(records: Iterable[KinesisRecord], rows_per_batch: int) -> 
 
 def counting_units(endpoint: KinesisEndpoint, rows_per_batch: int,
                    taken: List[Dict[int, PayloadUnits]]) -> Callable[[int], None]:
-    """run_process's hook before each measured block: the Kinesis records stored since the last one are the last
-    block's (before the first: the warm-ups', not counted); taken, so the endpoint holds one block at a time."""
-    def before_run(block: int) -> None:
-        stored = endpoint.kinesis_records(STREAM, take=True)
-        if block > 0:
-            taken.append(micro_batch_units(stored, rows_per_batch))
+    """run_process's hook before each measured block: the Kinesis records stored since the last call are the last
+    block's (at the first call: the warm-ups'); taken, so the endpoint holds one block at a time."""
+    def before_run(_run: int) -> None:
+        taken.append(micro_batch_units(endpoint.kinesis_records(STREAM, take=True), rows_per_batch))
     return before_run
 
 
 def counted_units(runs: List[Dict[str, Any]], taken: List[Dict[int, PayloadUnits]]) -> Dict[str, Any]:
-    """The units of the kpl query's counted micro-batches, and apart those of the micro-batch each block's stop
-    interrupted (its records sent; Spark runs it again after the restart, where it is counted)."""
+    """The units of the kpl query's counted micro-batches (``taken``: the warm-ups', then each measured block's),
+    and apart those of the micro-batch each block's stop interrupted (its records sent; Spark runs it again after
+    the restart, where it is counted)."""
     counted = interrupted = PayloadUnits()
     measured = [run for run in runs if run.get("phase") == "measured"]
-    for run, by_batch in zip(measured, taken):
+    for run, by_batch in zip(measured, taken[1:]):
         if run["sink"] != "kpl":
             continue
         ids = {b["batch"] for b in run["batches"]}
