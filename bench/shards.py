@@ -1,16 +1,18 @@
 """Shard-count benchmark: the sink writing the same rows to streams of 8 to 4,096 shards, side by side.
 
-python bench/shards.py [--shards 8,1024,4096] [--records 300000] [--runs 3]
+python bench/shards.py [--shards 8,1024,4096] [--records 300000] [--record-bytes 100] [--runs 3]
 
-One run of the orchestrator hosts the project's KinesisEndpoint (store=False, 127.0.0.1) with one
+One run of the orchestrator hosts the project's KinesisEndpoint (127.0.0.1) with one
 stream per shard count, and starts, per stream, a child (bench/throughput.py's, a fresh JVM) that
 caches the rows, makes a one-row warm-up write (its producer starts and lists the stream: past 1,000
 shards in pages, as Kinesis pages ListShards), one untimed write of the whole workload, then --runs
-timed writes. Rows: 100 B, partition key "k<id>" (all distinct, so spread evenly over the hash space
-by MD5), written by the sink with aggregation=executor (grouped per shard from the stream's map).
+timed writes. Rows: 100 B (--record-bytes), partition key "k<id>" (all distinct, so spread evenly over
+the hash space by MD5), written by the sink with aggregation=executor (grouped per shard from the stream's map).
 
 Per stream: records/s (median of the timed runs), the peak RSS of the JVM and of the KPL daemon, and
-what the endpoint stored (user records per Kinesis record). Writes bench/results/shards/shards.{json,png};
+what the endpoint stored (user records per Kinesis record), and, from the Kinesis records it stored
+(taken write by write), the timed writes' PUT payload units against the fewest their rows need
+(spark_kpl_bench.payload_units). Writes bench/results/shards/shards.{json,png};
 the targets (1,024 shards against 8: throughput >= 0.7, JVM and daemon peak RSS <= 1.5 x) are
 printed, with the table, by --report.
 """
@@ -23,9 +25,10 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from spark_kpl import native
+from spark_kpl_bench.payload_units import PayloadUnits, payload_units, units_table
 from spark_kpl_bench.throughput.report import save_report
 from spark_kpl_bench.throughput.settings import KPL_TUNING
 from spark_kpl_bench.throughput.study import sink_in_fresh_jvm, study_main, study_start
@@ -34,10 +37,11 @@ from spark_kpl_testing.env import apply_loopback_env
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 
-RECORD_BYTES = 100
 #: The shard counts the targets compare: the largest against the smallest.
 BASE, TARGET = 8, 1024
 THROUGHPUT_SHARE, RSS_RATIO = 0.7, 1.5
+#: Issue 51: the fewest PUT payload units over those used, in batch writes up to TARGET shards.
+UNITS_EFFICIENCY = 0.8
 
 
 def stream_name(shards: int) -> str:
@@ -46,9 +50,9 @@ def stream_name(shards: int) -> str:
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work, report, jar, log = study_start("shards", args, out, records=args.records,
-        record_bytes=RECORD_BYTES, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon,
+        record_bytes=args.record_bytes, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon,
         partitions=args.partitions)
-    endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}, store=False).start()
+    endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}).start()
     try:
         options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
         if args.bare_daemon:
@@ -57,8 +61,17 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
         for shards in args.shards:
             print(f"[{time.strftime('%H:%M:%S')}] {shards} shards: {args.records} records x (1 warm-up + "
                   f"{args.runs})", flush=True)
-            entry = sink_in_fresh_jvm(stream_name(shards), args.records, RECORD_BYTES, args.runs, options, args.heap,
-                                      log, endpoint.stats, fixed_heap=args.fixed_heap, partitions=args.partitions)
+            writes: List[PayloadUnits] = []
+            entry = sink_in_fresh_jvm(stream_name(shards), args.records, args.record_bytes, args.runs, options,
+                                      args.heap, log, endpoint.stats,
+                                      before_run=counting_units(endpoint, shards, writes),
+                                      fixed_heap=args.fixed_heap, partitions=args.partitions)
+            writes.append(payload_units(endpoint.kinesis_records(stream_name(shards), take=True)))
+            for run, units in zip(entry["runs"], writes[1:]):  # the first: the one-row warm-up's
+                run["payload_units"] = units.as_dict()
+            timed = writes[2:]  # then the untimed write's
+            if timed:
+                entry["payload_units"] = sum(timed, PayloadUnits()).as_dict()
             entry.update(workload=f"shards_{shards}", shards=shards)
             report["results"].append(entry)
             print(json.dumps({k: entry.get(k) for k in ("records_per_s", "kinesis", "peak_rss_by_kind",
@@ -69,6 +82,14 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
     save_report(report, out, "shards", finished=True)
     return report
+
+
+def counting_units(endpoint: KinesisEndpoint, shards: int, writes: List[PayloadUnits]) -> Callable[[int], None]:
+    """run_process's hook before each run: the Kinesis records stored since the last call are the last write's
+    (at the first call: the one-row warm-up's); taken, so the endpoint holds one write at a time."""
+    def before_run(_run: int) -> None:
+        writes.append(payload_units(endpoint.kinesis_records(stream_name(shards), take=True)))
+    return before_run
 
 
 def table(report: Dict[str, Any]) -> List[str]:
@@ -94,6 +115,14 @@ def table(report: Dict[str, Any]) -> List[str]:
         for kind in ("jvm", "daemon"):
             ratio = target["peak_rss_by_kind"][kind] / base["peak_rss_by_kind"][kind]
             lines.append(f"| {kind} peak RSS ≤ {RSS_RATIO} × | {ratio:.2f} | {_met(ratio <= RSS_RATIO)} |")
+    counted = [e for e in rows if e.get("payload_units")]
+    if counted:
+        units = {e["shards"]: PayloadUnits.from_dict(e["payload_units"]) for e in counted}
+        lines += ["", f"PUT payload units of the timed writes ({report['record_bytes']} B rows):", ""]
+        lines += units_table([(f"{shards:,} shards", u) for shards, u in units.items()], "stream")
+        lines += ["", f"target: efficiency ≥ {UNITS_EFFICIENCY} up to {TARGET:,} shards: "
+                  + ", ".join(f"{shards:,} shards {u.efficiency:.2f} {_met(u.efficiency >= UNITS_EFFICIENCY)}"
+                              for shards, u in units.items() if shards <= TARGET)]
     return lines
 
 
@@ -154,6 +183,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=lambda v: [int(n) for n in v.split(",")], default=[8, 1024, 4096])
     parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--record-bytes", type=int, default=100, help="bytes of data per row")
     parser.add_argument("--runs", type=int, default=3, help="timed writes per stream, after one untimed")
     parser.add_argument("--partitions", type=int, default=2,
                         help="tasks per write (local[2] runs two at once): one task fills one aggregate per shard "

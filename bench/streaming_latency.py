@@ -1,19 +1,25 @@
 """Streaming latency: how long a micro-batch's write takes through the kpl sink against Spark's noop sink.
 
 python bench/streaming_latency.py [--batches 200] [--latencies-ms 0,25] [--warmup-batches 20] [--block 50]
+    [--rows 1000] [--record-bytes 100] [--shards 16]
 
-The orchestrator hosts the project's KinesisEndpoint (store=False, 127.0.0.1) and, per endpoint
+The orchestrator hosts the project's KinesisEndpoint (127.0.0.1) and, per endpoint
 latency (the endpoint's latency fault, added to every Kinesis call the sink and its daemon make:
 DescribeStreamSummary, ListShards, PutRecords), starts one child (a fresh Spark driver, local[2]).
-The child runs the same query twice, from a rate-micro-batch source of --rows-per-batch rows of 100 B
-in 2 partitions: once into the kpl sink, once into Spark's noop sink. After --warmup-batches of each
-(not counted), the two queries take turns in blocks of --block micro-batches (each restarted from its
-own checkpoint) until each has run --batches, so that both see the same machine. Per micro-batch
-Spark's StreamingQueryProgress gives durationMs["addBatch"] (the sink's write, its commit included)
-and durationMs["triggerExecution"] (the whole micro-batch).
+The child runs the same query twice, from a rate-micro-batch source of --rows rows of --record-bytes
+(100 B) per micro-batch in 2 partitions: once into the kpl sink, once into Spark's noop sink. After
+--warmup-batches of each (not counted), the two queries take turns in blocks of --block micro-batches
+(each restarted from its own checkpoint) until each has run --batches, so that both see the same
+machine. Per micro-batch Spark's StreamingQueryProgress gives durationMs["addBatch"] (the sink's write,
+its commit included) and durationMs["triggerExecution"] (the whole micro-batch).
 
-Writes bench/results/streaming-latency/streaming-latency.{json,png} and prints the table: per latency, the sink's and
-noop's p50 and p99, and the sink's extra (its percentile less noop's).
+The endpoint's stream has --shards shards; the Kinesis records it stored are taken block by block and
+split into micro-batches by the rate source's value each row starts with, for the counted micro-batches'
+PUT payload units against the fewest their rows need (spark_kpl_bench.payload_units; a micro-batch's
+rows cannot share a Kinesis record with another's).
+
+Writes bench/results/streaming-latency/streaming-latency.{json,png} and prints the tables: per latency, the sink's and
+noop's p50 and p99, and the sink's extra (its percentile less noop's); then the payload units.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterable, List
 
+from spark_kpl_bench.payload_units import PayloadUnits, payload_units, units_table
 from spark_kpl_bench.throughput.child import await_go
 from spark_kpl_bench.throughput.child_process import run_process
 from spark_kpl_bench.throughput.report import save_report
@@ -38,11 +46,11 @@ from spark_kpl_bench.throughput.settings import JAR, ROOT, SHARDS
 from spark_kpl_bench.throughput.study import exit_on_sigterm, machine, sha256_of, snapshot_jar
 from spark_kpl_testing.endpoint import Faults, KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
+from spark_kpl_testing.records import KinesisRecord
 
 apply_loopback_env()  # before any JVM or KPL daemon starts
 
 STREAM = "bench-streaming"
-RECORD_BYTES = 100
 #: Every Kinesis call of the sink (driver and tasks) and of its daemon: all of them are far away.
 DISTANT_OPERATIONS = frozenset({"DescribeStreamSummary", "ListShards", "PutRecords"})
 SINKS = ("noop", "kpl")
@@ -61,7 +69,8 @@ SINK_TIMINGS = {
 # ------------------------------------------------------------------ child
 
 
-def run_block(spark, sink: str, batches: int, checkpoint: Path, rows: int, options: Dict[str, str]) -> List[dict]:
+def run_block(spark, sink: str, batches: int, checkpoint: Path, rows: int, row_bytes: int,
+              options: Dict[str, str]) -> List[dict]:
     """Runs the query into ``sink`` for ``batches`` more micro-batches (from its checkpoint) and returns
     their progress: batch id, input rows and durations."""
     from pyspark.sql import functions as F
@@ -69,7 +78,7 @@ def run_block(spark, sink: str, batches: int, checkpoint: Path, rows: int, optio
     source = (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", rows).option("numPartitions", 2)
               .load())
     records = source.select(
-        F.rpad(F.concat(F.col("value").cast("string"), F.lit("-")), RECORD_BYTES, "x").alias("data"),
+        F.rpad(F.concat(F.col("value").cast("string"), F.lit("-")), row_bytes, "x").alias("data"),
         F.concat(F.lit("k"), F.col("value").cast("string")).alias("partitionKey"))
     writer = records.writeStream.format(sink).option("checkpointLocation", str(checkpoint))
     if sink == "kpl":
@@ -117,7 +126,7 @@ def child(args: argparse.Namespace) -> int:
         done = {sink: 0 for sink in SINKS}
         blocks = 0
         for sink in SINKS:
-            batches = run_block(spark, sink, args.warmup_batches, work / sink, args.rows, options)
+            batches = run_block(spark, sink, args.warmup_batches, work / sink, args.rows, args.record_bytes, options)
             print(json.dumps({"sink": sink, "phase": "warmup", "batches": batches}), flush=True)
         while min(done.values()) < args.batches:
             for sink in SINKS:
@@ -126,7 +135,7 @@ def child(args: argparse.Namespace) -> int:
                     continue
                 await_go(blocks)  # the orchestrator reads the endpoint's counters around each block
                 blocks += 1
-                batches = run_block(spark, sink, count, work / sink, args.rows, options)
+                batches = run_block(spark, sink, count, work / sink, args.rows, args.record_bytes, options)
                 done[sink] += len(batches)
                 print(json.dumps({"sink": sink, "phase": "measured", "batches": batches}), flush=True)
     finally:
@@ -221,6 +230,21 @@ def breakdown(report: Dict[str, Any]) -> List[str]:
     return lines
 
 
+def units(report: Dict[str, Any]) -> List[str]:
+    """The sink's PUT payload units over its counted micro-batches, per endpoint latency."""
+    counted = []
+    for e in report["results"]:
+        if e.get("payload_units"):
+            counted.append((f"+{e['latency_ms']} ms", PayloadUnits.from_dict(e["payload_units"])))
+            counted.append((f"+{e['latency_ms']} ms: micro-batches a stop interrupted (not counted above)",
+                            PayloadUnits.from_dict(e["payload_units"]["interrupted"])))
+    if not counted:
+        return []
+    return ([f"PUT payload units of the kpl query's counted micro-batches ({report['rows_per_batch']:,} rows of "
+             f"{report['record_bytes']} B each, {report.get('stream_shards', SHARDS):,} shards):", ""]
+            + units_table(counted, "endpoint latency per call"))
+
+
 def plot(report: Dict[str, Any], out: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -252,11 +276,48 @@ def recording_calls(endpoint: KinesisEndpoint, calls: List[Dict[str, int]]) -> C
     return counters
 
 
+def micro_batch_units(records: Iterable[KinesisRecord], rows_per_batch: int) -> Dict[int, PayloadUnits]:
+    """The units of each micro-batch's Kinesis records, by batch id: the rate source numbers rows on from
+    batch to batch, and each row's data starts with its number."""
+    batches: Dict[int, List[KinesisRecord]] = defaultdict(list)
+    for record in records:
+        first = record.user_records()[0].data
+        batches[int(first.split(b"-", 1)[0]) // rows_per_batch].append(record)
+    return {batch: payload_units(stored) for batch, stored in batches.items()}
+
+
+def counting_units(endpoint: KinesisEndpoint, rows_per_batch: int,
+                   taken: List[Dict[int, PayloadUnits]]) -> Callable[[int], None]:
+    """run_process's hook before each measured block: the Kinesis records stored since the last call are the last
+    block's (at the first call: the warm-ups'); taken, so the endpoint holds one block at a time."""
+    def before_run(_run: int) -> None:
+        taken.append(micro_batch_units(endpoint.kinesis_records(STREAM, take=True), rows_per_batch))
+    return before_run
+
+
+def counted_units(runs: List[Dict[str, Any]], taken: List[Dict[int, PayloadUnits]]) -> Dict[str, Any]:
+    """The units of the kpl query's counted micro-batches (``taken``: the warm-ups', then each measured block's),
+    and apart those of the micro-batch each block's stop interrupted (its records sent; Spark runs it again after
+    the restart, where it is counted)."""
+    counted = interrupted = PayloadUnits()
+    measured = [run for run in runs if run.get("phase") == "measured"]
+    for run, by_batch in zip(measured, taken[1:]):
+        if run["sink"] != "kpl":
+            continue
+        ids = {b["batch"] for b in run["batches"]}
+        for batch, units in by_batch.items():
+            if batch in ids:
+                counted += units
+            else:
+                interrupted += units
+    return {**counted.as_dict(), "interrupted": interrupted.as_dict()}
+
+
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="spark-kpl-streaming-bench-"))
     report: Dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "started_utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows_per_batch": args.rows, "record_bytes": RECORD_BYTES,
-        "stream_shards": SHARDS, "batches": args.batches, "warmup_batches": args.warmup_batches,
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows_per_batch": args.rows, "record_bytes": args.record_bytes,
+        "stream_shards": args.shards, "batches": args.batches, "warmup_batches": args.warmup_batches,
         "block": args.block, "sink_options": args.sink_options, "results": []}
     jar = snapshot_jar(work, JAR)  # others may rebuild build/libs meanwhile
     os.environ["SPARK_KPL_JAR"] = str(jar)
@@ -264,7 +325,7 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     report["jar_sha256"] = sha256_of(jar)
     log = out / "streaming-latency.log"
     log.write_text("")
-    endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
+    endpoint = KinesisEndpoint({STREAM: args.shards}).start()
     try:
         options = {**endpoint.kpl_options(), **args.sink_options}
         for latency_ms in args.latencies_ms:
@@ -272,11 +333,16 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
             print(f"[{time.strftime('%H:%M:%S')}] +{latency_ms} ms: {args.warmup_batches} + {args.batches} "
                   f"micro-batches per sink", flush=True)
             command = [sys.executable, str(Path(__file__).resolve()), "child", "--heap", args.heap,
-                       "--rows", str(args.rows), "--batches", str(args.batches), "--warmup-batches",
+                       "--rows", str(args.rows),
+                       "--record-bytes", str(args.record_bytes), "--batches", str(args.batches), "--warmup-batches",
                        str(args.warmup_batches), "--block", str(args.block), "--options", json.dumps(options),
                        *(["--sink-log"] if args.sink_log else [])]
             calls: List[Dict[str, int]] = []  # the endpoint's calls by operation, before and after each block
-            entry = run_process(command, log, timeout=1800, counters=recording_calls(endpoint, calls))
+            taken: List[Dict[int, PayloadUnits]] = []  # per measured block; the noop query's store nothing
+            entry = run_process(command, log, timeout=1800, counters=recording_calls(endpoint, calls),
+                                before_run=counting_units(endpoint, args.rows, taken))
+            taken.append(micro_batch_units(endpoint.kinesis_records(STREAM, take=True), args.rows))
+            entry["payload_units"] = counted_units(entry["runs"], taken)
             measured = [run for run in entry["runs"] if run.get("phase") == "measured"]
             for run, before, after in zip(measured, calls[::2], calls[1::2]):
                 run["endpoint_calls"] = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
@@ -303,7 +369,9 @@ def main() -> int:
         p.add_argument("--warmup-batches", type=int, default=20, help="micro-batches per sink before, not counted")
         p.add_argument("--block", type=int, default=50, help="micro-batches of one query before the other's turn")
         p.add_argument("--rows", type=int, default=1000, help="rows per micro-batch")
+        p.add_argument("--record-bytes", type=int, default=100, help="bytes of data per row")
         p.add_argument("--heap", default="2g")
+    parser.add_argument("--shards", type=int, default=SHARDS, help="the stream's shards")
     parser.add_argument("--latencies-ms", type=lambda v: [int(n) for n in v.split(",")], default=[0, 25])
     parser.add_argument("--sink-options", type=json.loads, default={}, help="JSON object of extra sink options")
     parser.add_argument("--sink-log", action="store_true",
@@ -322,7 +390,7 @@ def main() -> int:
         for entry, timings in zip(report["results"], sink_timings(log.read_text())):
             entry["sink_timings"] = timings
         save_report(report, out, "streaming-latency")
-    print("\n".join(table(report) + [""] + breakdown(report)))
+    print("\n".join(table(report) + [""] + breakdown(report) + [""] + units(report)))
     plot(report, out)
     return 0
 

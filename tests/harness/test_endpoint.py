@@ -69,6 +69,23 @@ def test_boto3_smoke(endpoint, ep_stream):
     assert ep_stream + "-new" not in endpoint.streams
 
 
+def test_kinesis_records_are_kept_whole_and_taken_write_by_write(endpoint, ep_stream):
+    client = endpoint.client()
+    aggregate = b"\xf3\x89\x9a\xc2" + b"not a valid aggregate, so one user record"
+    client.put_records(StreamName=ep_stream, Records=[{"Data": aggregate, "PartitionKey": "a"},
+                                                      {"Data": b"plain", "PartitionKey": "b", "ExplicitHashKey": "0"}])
+
+    first = endpoint.kinesis_records(ep_stream, take=True)
+    client.put_record(StreamName=ep_stream, Data=b"later", PartitionKey="c")
+    second = endpoint.kinesis_records(ep_stream)
+
+    assert sorted((r.partition_key, r.data, r.size) for r in first) == [
+        ("a", aggregate, len(aggregate) + 1), ("b", b"plain", 6)]
+    assert next(r for r in first if r.partition_key == "b").shard_id == "shardId-000000000000"
+    assert [(r.partition_key, r.data, r.shard_id) for r in second] == [("c", b"later", shard_of_key("c", 2))]
+    assert [r.data for r in second[0].user_records()] == [b"later"]
+
+
 def test_delete_stream_after_a_number_of_records(endpoint, ep_stream):
     client = endpoint.client()
     endpoint.delete_stream_after(ep_stream, 5)

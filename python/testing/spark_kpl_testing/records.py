@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional
 
-__all__ = ["Record", "user_records"]
+__all__ = ["KinesisRecord", "Record", "user_records"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,25 @@ class Record:
     shard_id: str
     sequence_number: str
     sub_sequence_number: Optional[int]
+
+
+@dataclass(frozen=True)
+class KinesisRecord:
+    """One Kinesis record as a stream stored it: a KPL aggregate kept whole, or one user record alone."""
+
+    shard_id: str
+    sequence_number: str
+    partition_key: str
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        """What Kinesis counts of it against its limits and bills: data plus partition key."""
+        return len(self.data) + len(self.partition_key.encode())
+
+    def user_records(self) -> List["Record"]:
+        return user_records({"Data": self.data, "SequenceNumber": self.sequence_number,
+                             "PartitionKey": self.partition_key}, self.shard_id)
 
 
 @functools.cache

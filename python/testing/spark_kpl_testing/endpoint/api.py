@@ -32,7 +32,7 @@ from spark_kpl_testing.endpoint.streams import (
     checked_max_record_kib,
     validate_stream,
 )
-from spark_kpl_testing.records import Record, user_records
+from spark_kpl_testing.records import KinesisRecord, Record, user_records
 
 __all__ = ["KinesisApi"]
 
@@ -151,6 +151,18 @@ class KinesisApi:
                 raise KeyError(f"no stream {stream!r}")
             snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
         return _user_records(snapshot)
+
+    def kinesis_records(self, stream: str, take: bool = False) -> List[KinesisRecord]:
+        with self._lock:
+            found = self._streams.get(stream)
+            if found is None:
+                raise KeyError(f"no stream {stream!r}")
+            snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
+            if take:
+                for shard in found.all_shards:
+                    shard.stored.clear()
+        return [KinesisRecord(shard_id, sequence_number, key, base64.b64decode(data))
+                for shard_id, stored in snapshot for sequence_number, key, _ehk, data, _arrived in stored]
 
     def delete_stream_after(self, name: str, records: int) -> None:
         if records < 1:

@@ -17,7 +17,7 @@ from spark_kpl_testing.endpoint.streams import DEFAULT_MAX_RECORD_KIB
 from spark_kpl_testing.endpoint.tls import STOP_JOIN_TIMEOUT, RequestHandler, TlsServer
 from spark_kpl_testing.lifecycle import Service, serve_in_thread, stop_serving
 from spark_kpl_testing.net import LOOPBACK, ignore_unverified_tls, kinesis_client, kpl_options
-from spark_kpl_testing.records import Record
+from spark_kpl_testing.records import KinesisRecord, Record
 from spark_kpl_testing.sigv4 import LOOPBACK_CREDENTIALS, Credentials, SignatureRejected, SigV4Verifier
 
 __all__ = ["KinesisEndpoint"]
@@ -153,6 +153,12 @@ class KinesisEndpoint(Service):
     def records(self, stream: str) -> List[Record]:
         """Every user record stored in ``stream``, de-aggregated: shard by shard, arrival order."""
         return self._api.records(stream)
+
+    def kinesis_records(self, stream: str, *, take: bool = False) -> List[KinesisRecord]:
+        """Every Kinesis record stored in ``stream`` as it arrived (aggregates whole): shard by shard, arrival
+        order. ``take``: the stream forgets them, so that the next call returns only what came after (a
+        benchmark's records write by write)."""
+        return self._api.kinesis_records(stream, take)
 
     def deleted_stream(self, name: str) -> Tuple[List[Record], Dict[str, Tuple[int, int]]]:
         """The records and shard ranges (by shard id) of the last stream deleted under ``name``."""
