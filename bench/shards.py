@@ -30,7 +30,6 @@ from typing import Any, Callable, Dict, List
 from spark_kpl import native
 from spark_kpl_bench.payload_units import PayloadUnits, payload_units, units_table
 from spark_kpl_bench.throughput.report import save_report
-from spark_kpl_bench.throughput.settings import KPL_TUNING
 from spark_kpl_bench.throughput.study import sink_in_fresh_jvm, study_main, study_start
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import apply_loopback_env
@@ -50,11 +49,13 @@ def stream_name(shards: int) -> str:
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work, report, jar, log = study_start("shards", args, out, records=args.records,
-        record_bytes=args.record_bytes, kpl_tuning=KPL_TUNING, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon,
+        record_bytes=args.record_bytes, kpl_tuning={}, fixed_heap=args.fixed_heap, bare_daemon=args.bare_daemon,
         partitions=args.partitions)
     endpoint = KinesisEndpoint({stream_name(n): n for n in args.shards}).start()
     try:
-        options = {**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor", **args.sink_options}
+        # No RateLimit (KPL_TUNING's): given, it would turn the daemon's shard prediction on for the
+        # tasks' aggregates (KplDerivation.forExecutorAggregation), which the sink runs without.
+        options = {**endpoint.kpl_options(), "aggregation": "executor", **args.sink_options}
         if args.bare_daemon:
             # Given as NativeExecutable, the daemon the sink would place starts without its launcher.
             options["NativeExecutable"] = str(native.install(jar=jar))

@@ -27,6 +27,8 @@ public final class KplDerivation {
     static final List<String> EXECUTOR_AGGREGATION_PROPERTIES = List.of(KPL_AGGREGATION_ENABLED, KPL_AGGREGATION_MAX_COUNT);
     private static final String KPL_AGGREGATION_MAX_SIZE = "AggregationMaxSize";
     static final String KPL_DISTRIBUTION_DEFAULT = KplDefaults.DISTRIBUTION_DEFAULT;
+    /** The KPL's per-shard limiter, which only a daemon that predicts shards applies. */
+    static final String KPL_RATE_LIMIT = "RateLimit";
 
     private KplDerivation() {}
 
@@ -36,12 +38,18 @@ public final class KplDerivation {
     }
 
     /**
-     * Shard prediction, the per-shard limiter and "Wrong Shard" need the KPL's aggregation on; a count of
-     * one keeps it from packing the sink's aggregates into aggregates of aggregates. As values of the
-     * setters' types: set on the parsed properties, not parsed.
+     * The tasks' aggregates go to the daemon whole, each with the explicit hash key of the shard it was
+     * built for, and the tasks check the shard Kinesis stored it in and pace each shard themselves
+     * (their lanes). So the KPL's aggregation, which would predict a shard for each, keep an aggregator
+     * and a limiter per shard and poll them all every 25 ms, stays off: at 4,096 shards that work was
+     * most of the daemon's CPU (bench/results/kpl-aggregation-off). Only a given {@code RateLimit} turns
+     * it on, with a count of one so that it never packs aggregates into aggregates: the KPL's per-shard
+     * limiter the user asked for needs its shard prediction. As values of the setters' types: set on
+     * the parsed properties, not parsed.
      */
-    static Map<String, Object> forExecutorAggregation() {
-        return Map.of(KPL_AGGREGATION_ENABLED, true, KPL_AGGREGATION_MAX_COUNT, 1L);
+    static Map<String, Object> forExecutorAggregation(boolean rateLimitGiven) {
+        return rateLimitGiven ? Map.of(KPL_AGGREGATION_ENABLED, true, KPL_AGGREGATION_MAX_COUNT, 1L)
+            : Map.of(KPL_AGGREGATION_ENABLED, false);
     }
 
     /** One Kinesis record per row, the KPL told the streams are AUTO unless the user said. */

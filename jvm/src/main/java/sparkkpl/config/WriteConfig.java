@@ -62,7 +62,7 @@ public final class WriteConfig {
         KplValues producerKpl = kpl;
         if (tasksAggregate) {
             OptionRules.checkExecutorAggregation(given, aggregateMaxBytes, maxRecordBytes);
-            producerKpl = kpl.with(KplDerivation.forExecutorAggregation());
+            producerKpl = kpl.with(KplDerivation.forExecutorAggregation(given.givenKpl(KplDerivation.KPL_RATE_LIMIT)));
         }
         ProducerSpec.Options producerOptions = OptionGroups.read(ProducerSpec.Options.class, given,
             Map.of("credentials", CredentialOptions.source(given)));

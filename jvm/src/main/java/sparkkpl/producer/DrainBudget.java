@@ -4,9 +4,9 @@ package sparkkpl.producer;
  * How many records and bytes a producer may have outstanding in one {@link Lane}: what Kinesis
  * acknowledged of the lane's records in a target wait, between a floor and the queue limits.
  *
- * <p>Why not the queue limits alone: at a shard's quota the KPL's own limiter sends 150 % of what the shard
- * takes ({@code RateLimit}), and each throttled record goes back to the end of the KPL's queue for that
- * shard. A record's wait is then about (outstanding in its shard ÷ the shard's acknowledged rate), with
+ * <p>Why not the queue limits alone: at a shard's quota the daemon sends more than the shard takes (150 %
+ * where it runs its own limiter, {@code RateLimit}; all it is handed where it does not), and each throttled
+ * record goes back to the end of the KPL's queue for that shard. A record's wait is then about (outstanding in its shard ÷ the shard's acknowledged rate), with
  * an exponential tail, and a wait past {@code RecordTtl} expires the record (docs/backpressure.md has
  * the measurements). Holding each shard's outstanding at its drain rate times a target wait keeps the
  * mean wait at that target whatever the executor count, stream width, key spread or record size; tasks

@@ -84,6 +84,20 @@ public class WriteConfigTest {
             "Stream 's' places records itself", "'ordering=key' cannot be used with it");
     }
 
+    /**
+     * The tasks' aggregates need no shard prediction from the daemon (its per-shard work at wide streams);
+     * a RateLimit the user gives needs it for the KPL's per-shard limiter, and then one aggregate stays
+     * one Kinesis record.
+     */
+    @Test
+    public void theDaemonPredictsShardsForTheTasksAggregatesOnlyWhenRateLimitIsGiven() {
+        assertFalse(producer().producerConfiguration().isAggregationEnabled());
+        KinesisProducerConfiguration limited = producer("RateLimit", "80").producerConfiguration();
+        assertTrue(limited.isAggregationEnabled());
+        assertEquals(1L, limited.getAggregationMaxCount());
+        assertEquals(80L, limited.getRateLimit());
+    }
+
     @Test
     public void theDaemonIsToldHowTheStreamPlacesRecordsUnlessTheUserSaid() {
         assertEquals(RecordDistributionStrategyDefault.USER_PARTITION_KEY,
@@ -145,9 +159,8 @@ public class WriteConfigTest {
         WriteOptions perRecord = read("aggregation", "kpl");
         WriteOptions executor = read();
 
-        assertEquals("1", executor.producer().kplProperties().get("AggregationMaxCount"));
-        assertEquals("true", executor.producer().kplProperties().get("AggregationEnabled"));
-        assertFalse(perRecord.producer().kplProperties().containsKey("AggregationMaxCount"));
+        assertEquals("false", executor.producer().kplProperties().get("AggregationEnabled"));
+        assertFalse(perRecord.producer().kplProperties().containsKey("AggregationEnabled"));
         assertFalse(perRecord.producer().equals(executor.producer()));
         assertEquals(51_200, executor.aggregating().aggregateMaxBytes());
         assertEquals(20_000, read("aggregation", "executor", "AggregationMaxSize", "20000").aggregating().aggregateMaxBytes());
