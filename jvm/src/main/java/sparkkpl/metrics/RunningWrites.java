@@ -1,7 +1,5 @@
 package sparkkpl.metrics;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -12,12 +10,7 @@ import java.util.Map;
  */
 public final class RunningWrites {
     static final int MAX_KEPT = 1_000;
-    private static final Map<String, Long> EXECUTIONS = Collections.synchronizedMap(new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
-            return size() > MAX_KEPT;
-        }
-    });
+    private static final Map<String, Long> EXECUTIONS = NewestEntries.upTo(MAX_KEPT);
 
     private RunningWrites() {}
 
