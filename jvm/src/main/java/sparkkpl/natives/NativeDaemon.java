@@ -12,8 +12,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import sparkkpl.util.OffTaskThread;
 
 /**
@@ -32,7 +30,8 @@ public final class NativeDaemon {
     static final String RESOURCE_ROOT = "amazon-kinesis-producer-native-binaries";
     /** The platforms the KPL jar (1.0.9 and 1.1.1 alike) carries a daemon for, named as the KPL names them. */
     static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64", "osx");
-    private static final Logger LOG = LoggerFactory.getLogger(NativeDaemon.class);
+    /** The JDK's logger, not slf4j: {@code PlaceDaemon} runs this with the jar alone on the classpath. */
+    private static final System.Logger LOG = System.getLogger(NativeDaemon.class.getName());
     /** Folders of another user this JVM has said it does not use, so that it says so once. */
     private static final Set<Path> PASSED_OVER = ConcurrentHashMap.newKeySet();
     /** Set by the NodeManager in every YARN container's environment. */
@@ -111,8 +110,9 @@ public final class NativeDaemon {
                 throw refused;
             }
             if (PASSED_OVER.add(dir)) {
-                LOG.warn("Not running the KPL daemon from {} ({}): {}, who could replace it there. Placing this "
-                    + "user's own copy in {} instead.", dir, dirSetBy, refused.getCause().getMessage(), own);
+                LOG.log(System.Logger.Level.WARNING, "Not running the KPL daemon from {0} ({1}): {2}, who could "
+                    + "replace it there. Placing this user''s own copy in {3} instead.", dir, dirSetBy,
+                    refused.getCause().getMessage(), own);
             }
             try {
                 return installHereOrInOwnFolder(own, dirSetBy);
