@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 #: Seconds between two readings of the figures: the line moves, at no cost the write could notice.
 POLL_SECONDS = 1.5
-_ACKNOWLEDGED, _ADDED, _BLOCKED_MS = "records_written", "records_added", "blocked_ms"
 
 
 def interactive(stream: TextIO) -> bool:
@@ -49,8 +48,10 @@ class LiveFigures:
         self._keys = dict(jvm.sparkkpl.metrics.SparkUiMetrics.keysBySparkType())
         self._keys_by_accumulator: Dict[int, str] = {}
 
-    def read(self) -> Optional[Tuple[Dict[str, int], int, int]]:
-        """The figures (0 until Spark has any), tasks done and tasks in all; None until the write is planned."""
+    def read(self) -> Optional[Tuple["WriteResult", int, int]]:
+        """The figures so far (0 until Spark has any), tasks done and tasks in all; None until the write is planned."""
+        from spark_kpl.writer import WriteResult  # which imports this module
+
         execution_id = self._jvm.sparkkpl.metrics.RunningWrites.executionOf(self._result_key)
         if execution_id < 0:
             return None
@@ -81,7 +82,7 @@ class LiveFigures:
             if stage is not None:
                 done += stage.numCompletedTasks
                 total += stage.numTasks
-        return figures, done, total
+        return WriteResult(**figures), done, total
 
     def forget(self) -> None:
         self._jvm.sparkkpl.metrics.RunningWrites.forget(self._result_key)
@@ -98,7 +99,6 @@ class ProgressLine:
         self._stop = threading.Event()
         self._started = time.monotonic()
         self._acknowledged = 0
-        self._blocked_ms = 0
         self._shown = ""
         self._thread = threading.Thread(target=self._poll, name="spark-kpl-progress", daemon=True)
 
@@ -122,13 +122,12 @@ class ProgressLine:
             if reading is not None:
                 self._show(*reading)
 
-    def _show(self, figures: Dict[str, int], done: int, total: int) -> None:
+    def _show(self, figures: "WriteResult", done: int, total: int) -> None:
         elapsed = time.monotonic() - self._started
-        self._acknowledged, self._blocked_ms = figures[_ACKNOWLEDGED], figures[_BLOCKED_MS]
-        line = (f"kpl write: {self._acknowledged:,} of {figures[_ADDED]:,} records acknowledged, "
-                f"{self._acknowledged / elapsed:,.0f}/s, "
-                f"tasks {done}/{total}, {self._blocked_ms / 1000:,.1f} s of task time waiting on Kinesis "
-                f"({elapsed:,.0f} s)")
+        self._acknowledged = figures.records_written
+        line = (f"kpl write: {figures.records_written:,} of {figures.records_added:,} records acknowledged, "
+                f"{figures.records_written / elapsed:,.0f}/s, tasks {done}/{total}, "
+                f"{figures.blocked_ms / 1000:,.1f} s of task time waiting on Kinesis ({elapsed:,.0f} s)")
         if line != self._shown:
             self._shown = line
             self._write(line)
