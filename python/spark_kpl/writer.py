@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from spark_kpl._facts import DATA_SOURCE, METRICS, OPTIONS, REPORT_OPTION, REPORTS, RESULT_KEY_OPTION, SINK_COLUMNS
 from spark_kpl.errors import WriteRefused, translated_errors
+from spark_kpl.progress import progress_line
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -28,9 +30,10 @@ _RAW = _FORMAT.choices["RAW"]
 class WriteResult:
     """What one write did, added up over its tasks on the driver.
 
-    ``records_failed`` counts records not delivered (only non-zero with ``failOnError=False``:
-    otherwise the first one fails the write); ``records_skipped`` rows with null data skipped under
-    ``nullData="skip"``; ``records_replayed`` rows of a streaming micro-batch already delivered
+    ``records_added`` counts the records handed to the KPL (acknowledged, failed or, while the write runs,
+    awaiting Kinesis's answer); ``records_failed`` counts records not delivered (only non-zero with
+    ``failOnError=False``: otherwise the first one fails the write); ``records_skipped`` rows with null
+    data skipped under ``nullData="skip"``; ``records_replayed`` rows of a streaming micro-batch already delivered
     before a restart, not sent again; ``records_resent`` records sent a second time because Kinesis
     stored their aggregate in a shard it was not built for (a reshard mid-write), where a consumer
     that checks hash ranges (the KCL) drops it; ``records_unaggregated`` rows sent one per Kinesis record
@@ -44,6 +47,7 @@ class WriteResult:
     """
 
     records_written: int
+    records_added: int
     records_failed: int
     records_skipped: int
     records_replayed: int
@@ -129,6 +133,11 @@ def write(
     logical write>"`` gives the rows the same record ids on every run of the write, so that
     :mod:`spark_kpl.dedup` drops what a run sends again (see docs/api.md for when ids are stable).
 
+    ``progress`` keeps one line on stderr up to date while the write runs: records acknowledged, the rate,
+    tasks done and the task time spent waiting on Kinesis (backpressure), as the Spark UI's SQL tab shows
+    them, which Spark refreshes with each executor heartbeat and task end. By default it shows when stderr is
+    a terminal or the session is IPython or Jupyter; ``True`` or ``False`` forces it (not on Spark Connect).
+
     Returns once every task has committed, that is once Kinesis acknowledged every record. Raises
     :class:`spark_kpl.RecordsNotDelivered` when a record finally failed (with ``failOnError``, the
     default), :class:`spark_kpl.WriteRefused` (a ``ValueError``) when the sink refuses an argument,
@@ -152,6 +161,10 @@ def write(
         raise TypeError(f"df must be a pyspark.sql.DataFrame, got {type(df).__name__}")
     if stream is not None and (not isinstance(stream, str) or not stream):
         raise WriteRefused(f"stream must be a non-empty stream name or None, got {stream!r}")
+    # A keyword of options' own, so that callers passing a dict of string options keep type-checking.
+    progress = options.pop("progress", None)
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None (shown when a person watches), got {progress!r}")
     java_options = _java_options(options)
     if stream is not None:
         java_options[_STREAM.name] = stream
@@ -186,11 +199,15 @@ def write(
             raise WriteRefused(f"df already has the column(s) {clashes}, which the key arguments would add again: "
                              "rename them, or drop the argument and let the column be the key")
         columns = [df[name] for name in df.columns] + columns
-    with translated_errors():
+    line = progress_line(spark, java_options[_RESULT_KEY_OPTION], progress)
+    with translated_errors(), line or nullcontext():
         df.select(*columns).write.format(DATA_SOURCE).options(**java_options).mode("append").save()
     (figures,) = _report(spark, "WRITE_RESULT", {RESULT_KEY_OPTION: java_options[_RESULT_KEY_OPTION]})
     # Every metric the JVM reports, so that one WriteResult lacks fails here instead of vanishing.
-    return WriteResult(**{name: int(figures[name]) for name in METRICS})
+    result = WriteResult(**{name: int(figures[name]) for name in METRICS})
+    if line is not None:
+        line.finished(result)
+    return result
 
 
 Serializer = Callable[[Any], Union[bytes, bytearray, str]]

@@ -84,8 +84,10 @@ def place_daemon(node: Node, user: pwd.struct_passwd, *folder: str) -> Path:
     return Path(placed.stdout.strip())
 
 
-def submit_as_executor(node: Node, endpoint, stream: str, *conf: str) -> subprocess.CompletedProcess:
-    """The example job in local mode as the executors' user, its environment as in a YARN container."""
+def submit_as_executor(node: Node, endpoint, stream: str, *conf: str,
+                       java_options: str = "") -> subprocess.CompletedProcess:
+    """The example job in local mode as the executors' user, its environment as in a YARN container;
+    ``java_options`` added to the driver JVM's, which runs the tasks."""
     home = node.tmp / "executor-home"
     home.mkdir(exist_ok=True)
     os.chown(home, node.executor.pw_uid, node.executor.pw_gid)
@@ -101,7 +103,7 @@ def submit_as_executor(node: Node, endpoint, stream: str, *conf: str) -> subproc
            "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(REPO / "python")])}
     options = [arg for name, value in endpoint.kpl_options().items() for arg in ("--option", f"{name}={value}")]
     command = [os.path.join(spark_home(), "bin", "spark-submit"), "--master", "local[2]", "--jars", str(node.jar),
-               "--conf", f"spark.driver.extraJavaOptions=-Djava.io.tmpdir={home}", *conf,
+               "--conf", f"spark.driver.extraJavaOptions=-Djava.io.tmpdir={home} {java_options}", *conf,
                str(REPO / "scripts" / "example_job.py"), "--stream", stream, "--rows", str(ROWS), *options]
     return run_as(node.executor, command, cwd=str(home), timeout=300, env=env)
 
@@ -140,16 +142,43 @@ def test_daemon_placed_for_the_executors_user_is_the_one_they_run(node, endpoint
     assert [daemon.stat().st_ino for daemon in native_dir.glob("*/kinesis_producer")] == [inode]
 
 
-def test_a_native_dir_placed_as_another_user_is_refused_with_the_setting_named(node, endpoint, ep_stream):
+def test_a_native_dir_placed_as_another_user_is_passed_over_for_the_executors_own(node, endpoint, ep_stream):
     # spark.kpl.nativeDir naming the folder the bootstrap action filled as hadoop: another user's folder,
-    # whose binary hadoop could swap, so the executors refuse it before any row is sent.
+    # whose binary hadoop could swap. The executors say so once and place their own copy in their own
+    # folder, leaving hadoop's as it was.
     native_dir = node.tmp / "hadoop-native"
     native_dir.mkdir(mode=0o700)
     os.chown(native_dir, node.placer.pw_uid, node.placer.pw_gid)
-    place_daemon(node, node.placer, str(native_dir))
+    placed = place_daemon(node, node.placer, str(native_dir))
+    before = sorted((path.name, path.stat().st_ino, path.stat().st_mtime_ns) for path in native_dir.rglob("*"))
 
     run = submit_as_executor(node, endpoint, ep_stream, "--conf", f"spark.kpl.nativeDir={native_dir}")
+    assert_every_row_once(endpoint, ep_stream, run)
+    own = node.tmp / f"spark-kpl-{EXECUTOR}"
+    assert [path.stat().st_uid for path in own.glob("*/kinesis_producer")] == [node.executor.pw_uid]
+    passed_over = [line for line in run.stderr.splitlines() if f"Not running the KPL daemon from {native_dir}" in line]
+    assert len(passed_over) == 1 and "spark.kpl.nativeDir" in passed_over[0] and str(own) in passed_over[0], run.stderr
+    assert sorted((path.name, path.stat().st_ino, path.stat().st_mtime_ns) for path in native_dir.rglob("*")) == before
+    assert placed.stat().st_uid == node.placer.pw_uid
+
+
+def test_no_folder_of_the_executors_own_left_is_refused_with_the_setting_named(node, endpoint, ep_stream):
+    # Another user made every folder the executors could fall back to: nowhere is safe to run from, so the
+    # write is refused before any row is sent.
+    uid = node.executor.pw_uid
+    squatted = [node.tmp / "hadoop-only", node.tmp / f"spark-kpl-{EXECUTOR}-squatted",
+                node.tmp / f"spark-kpl-{EXECUTOR}-squatted-{uid}"]
+    for folder in squatted:
+        folder.mkdir(mode=0o700)
+        os.chown(folder, node.placer.pw_uid, node.placer.pw_gid)
+    try:
+        # The sink names the executors' default folder after user.name: one the other user made already.
+        run = submit_as_executor(node, endpoint, ep_stream, "--conf", f"spark.kpl.nativeDir={squatted[0]}",
+                                 java_options=f"-Duser.name={EXECUTOR}-squatted")
+    finally:
+        for folder in squatted:
+            shutil.rmtree(folder)
     assert run.returncode != 0
-    assert f"Cannot install the KPL native daemon in {native_dir}" in run.stderr
+    assert f"Cannot install the KPL native daemon in {squatted[2]}" in run.stderr, run.stderr[-4000:]
     assert "spark.kpl.nativeDir" in run.stderr
     assert endpoint.records(ep_stream) == []

@@ -1,6 +1,9 @@
 package sparkkpl.metrics;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.execution.metric.CustomMetrics;
 
 /**
  * The write's figures as Spark UI metrics. Spark re-creates each metric on the driver from its
@@ -10,11 +13,23 @@ public final class SparkUiMetrics {
     private SparkUiMetrics() {}
 
     public static CustomMetric[] all() {
-        return new CustomMetric[] {new RecordsWritten(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
+        return new CustomMetric[] {new RecordsWritten(), new RecordsAdded(), new RecordsFailed(), new RecordsSkipped(), new RecordsReplayed(),
             new RecordsResent(), new RecordsUnaggregated(), new BytesWritten(), new KinesisRecordsWritten(),
             new KinesisThrottles(),
             new BackpressureCycles(), new BlockedMs(), new PeakOutstandingRecords(), new PeakOutstandingBytes(),
             new Tasks()};
+    }
+
+    /**
+     * Each metric's key ({@code records_written}) by the type Spark's status store gives its values
+     * under, for reading the SQL tab's live figures (Spark 3.5 names nested classes differently).
+     */
+    public static Map<String, String> keysBySparkType() {
+        Map<String, String> keys = new HashMap<>();
+        for (CustomMetric metric : all()) {
+            keys.put(CustomMetrics.buildV2CustomMetricTypeName(metric), metric.name());
+        }
+        return keys;
     }
 
     abstract static class UiMetric implements CustomMetric {
@@ -47,6 +62,12 @@ public final class SparkUiMetrics {
     public static final class RecordsWritten extends UiMetric {
         public RecordsWritten() {
             super(WriteMetric.RECORDS_WRITTEN);
+        }
+    }
+
+    public static final class RecordsAdded extends UiMetric {
+        public RecordsAdded() {
+            super(WriteMetric.RECORDS_ADDED);
         }
     }
 

@@ -8,6 +8,8 @@ import java.util.Locale;
  */
 public enum WriteMetric {
     RECORDS_WRITTEN("records acknowledged by Kinesis", true),
+    RECORDS_ADDED("records the tasks handed to the KPL: acknowledged (records_written), finally failed, or still "
+        + "awaiting Kinesis's answer while the write runs", true),
     RECORDS_FAILED("records not delivered: finally failed by Kinesis, or rows that could not become records", true),
     RECORDS_SKIPPED("rows not sent on purpose: null data with nullData=skip", true),
     RECORDS_REPLAYED("rows of a micro-batch delivered before a restart, which Spark ran again: not re-sent", true),
@@ -20,8 +22,10 @@ public enum WriteMetric {
         + "aggregation=kpl: the records handed to the KPL, which aggregates them in turn)", true),
     KINESIS_THROTTLES("attempts Kinesis refused for its shard's throughput (ProvisionedThroughputExceededException), "
         + "which the KPL retried", true),
-    BACKPRESSURE_CYCLES("times a task waited for room under the queue limit", true),
-    BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit", true),
+    BACKPRESSURE_CYCLES("times a task waited for room under the queue limit, or (ordering=key) behind its own records "
+        + "of a shard", true),
+    BLOCKED_MS("milliseconds tasks spent waiting for room under the queue limit, or (ordering=key) behind their own "
+        + "records of a shard: the backpressure Kinesis put on the write", true),
     PEAK_OUTSTANDING_RECORDS("most records an executor's producer had outstanding", false),
     PEAK_OUTSTANDING_BYTES("most bytes an executor's producer had outstanding", false),
     TASKS("tasks that committed", true);

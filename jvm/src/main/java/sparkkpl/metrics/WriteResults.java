@@ -1,7 +1,5 @@
 package sparkkpl.metrics;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -12,12 +10,7 @@ import java.util.Map;
  */
 public final class WriteResults {
     static final int MAX_UNREAD = 1_000;
-    private static final Map<String, WriteSummary> RESULTS = Collections.synchronizedMap(new LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, WriteSummary> eldest) {
-            return size() > MAX_UNREAD;
-        }
-    });
+    private static final Map<String, WriteSummary> RESULTS = NewestEntries.upTo(MAX_UNREAD);
 
     private WriteResults() {}
 

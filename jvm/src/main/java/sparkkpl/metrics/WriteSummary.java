@@ -35,6 +35,7 @@ public final class WriteSummary implements WriterCommitMessage {
                                       Set<StreamDescription> streamsMet, boolean committed) {
         long[] values = new long[WriteMetric.values().length];
         values[WriteMetric.RECORDS_WRITTEN.ordinal()] = acks.succeeded();
+        values[WriteMetric.RECORDS_ADDED.ordinal()] = acks.added();
         values[WriteMetric.RECORDS_FAILED.ordinal()] = failed;
         values[WriteMetric.RECORDS_SKIPPED.ordinal()] = skipped;
         values[WriteMetric.RECORDS_RESENT.ordinal()] = acks.resent();

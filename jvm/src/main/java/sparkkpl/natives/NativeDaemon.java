@@ -30,6 +30,10 @@ public final class NativeDaemon {
     static final String RESOURCE_ROOT = "amazon-kinesis-producer-native-binaries";
     /** The platforms the KPL jar (1.0.9 and 1.1.1 alike) carries a daemon for, named as the KPL names them. */
     static final List<String> PLATFORMS = List.of("linux-x86_64", "linux-aarch64", "osx");
+    /** The JDK's logger, not slf4j: {@code PlaceDaemon} runs this with the jar alone on the classpath. */
+    private static final System.Logger LOG = System.getLogger(NativeDaemon.class.getName());
+    /** Folders of another user this JVM has said it does not use, so that it says so once. */
+    private static final Set<Path> PASSED_OVER = ConcurrentHashMap.newKeySet();
     /** Set by the NodeManager in every YARN container's environment. */
     static final String YARN_CONTAINER_ENV = "CONTAINER_ID";
 
@@ -85,6 +89,47 @@ public final class NativeDaemon {
             return known.executable();
         }
         return OffTaskThread.call(PLACER, () -> placeOnce(key, dirSetBy)).executable();
+    }
+
+    /** Where {@link #installHereOrInOwnFolder} placed the daemon: the folder it ran from, and the executable. */
+    public record Placement(Path dir, Path executable) {}
+
+    /**
+     * As {@link #install}, except that a folder owned by another user (one who placed the daemon for
+     * themselves, such as a bootstrap action run as another user than the executors) is passed over, said
+     * once, for this user's own folder: {@link #defaultDir()}, or if that too is another user's,
+     * {@code <defaultDir>-<uid>}, which no one else has reason to make. Every other refusal stands (a folder of
+     * this user's that others can write, a symbolic link, a file), as does the own folder's, checked the same way.
+     */
+    public static Placement installHereOrInOwnFolder(Path dir, String dirSetBy) {
+        try {
+            return new Placement(dir, install(dir, dirSetBy));
+        } catch (UncheckedIOException refused) {
+            Path own = ownFolderInstead(dir.toAbsolutePath().normalize(), defaultDir().toAbsolutePath().normalize());
+            if (!(refused.getCause() instanceof PrivateDirectory.OwnedByAnotherUser) || own == null) {
+                throw refused;
+            }
+            if (PASSED_OVER.add(dir)) {
+                LOG.log(System.Logger.Level.WARNING, "Not running the KPL daemon from {0} ({1}): {2}, who could "
+                    + "replace it there. Placing this user''s own copy in {3} instead.", dir, dirSetBy,
+                    refused.getCause().getMessage(), own);
+            }
+            try {
+                return installHereOrInOwnFolder(own, dirSetBy);
+            } catch (UncheckedIOException alsoRefused) {
+                alsoRefused.addSuppressed(refused);
+                throw alsoRefused;
+            }
+        }
+    }
+
+    /** This user's own folder instead of {@code refused}, or null when {@code refused} was the last of them. */
+    static Path ownFolderInstead(Path refused, Path defaultDir) {
+        Path byUid = Paths.get(defaultDir + "-" + PrivateDirectory.currentUid());
+        if (refused.equals(byUid)) {
+            return null;
+        }
+        return refused.equals(defaultDir) ? byUid : defaultDir;
     }
 
     /**

@@ -71,13 +71,22 @@ final class PrivateDirectory {
         }
         long owner = ownerUid(dir);
         if (owner != currentUid()) {
-            throw new IOException(
+            throw new OwnedByAnotherUser(
                     dir + " is owned by uid " + owner + ", not by this user (uid " + currentUid() + ")");
         }
         Set<PosixFilePermission> permissions = attributes.permissions();
         if (permissions.stream().anyMatch(WRITE_BY_OTHERS::contains)) {
             throw new IOException(dir + " can be written by other users ("
                     + PosixFilePermissions.toString(permissions) + ")");
+        }
+    }
+
+    /** A folder another user made: theirs to change, so never ours to run from, though ours may be elsewhere. */
+    static final class OwnedByAnotherUser extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        OwnedByAnotherUser(String message) {
+            super(message);
         }
     }
 

@@ -41,7 +41,9 @@ final class ProducerConfiguration {
         Path dir = spec.nativeDir().orElseGet(NativeDaemon::defaultDir);
         Path placedDaemonDir = null;
         if (kpl.getNativeExecutable().isEmpty()) {
-            kpl.setNativeExecutable(NativeDaemon.launcherOf(placeDaemon(dir)).toString());
+            NativeDaemon.Placement placed = NativeDaemon.installHereOrInOwnFolder(dir, ProducerSpec.NATIVE_DIR_KEY);
+            kpl.setNativeExecutable(NativeDaemon.launcherOf(placed.executable()).toString());
+            dir = placed.dir(); // the pipes follow the daemon into this user's own folder
             placedDaemonDir = dir;
         } else {
             NativeDaemon.checkGivenExecutable(Paths.get(kpl.getNativeExecutable()), ProducerSpec.kplKey("NativeExecutable"));

@@ -171,20 +171,31 @@ public final class TaskFeed {
      * before it is answered, and waits for room as any task does once it holds none.
      */
     private void reserve(KplRecord record) throws IOException, InterruptedException, TimeoutException {
-        long deadline = System.nanoTime() + timeoutNanos;
-        while (inOrder != null && inOrder.held() > 0) {
-            producer.flushForBlockedTasks();
-            inOrder.awaitAnswer(FlushPacing.BLOCKED_SPACING_NANOS);
-            if (releaseAnswered()) {
-                handOff();
+        long started = System.nanoTime();
+        long deadline = started + timeoutNanos;
+        boolean waited = false;
+        try {
+            while (inOrder != null && inOrder.held() > 0) {
+                waited = true;
+                producer.flushForBlockedTasks();
+                inOrder.awaitAnswer(FlushPacing.BLOCKED_SPACING_NANOS);
+                if (releaseAnswered()) {
+                    handOff();
+                }
+                if (producer.tryReserve(record, stats)) {
+                    return;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new TimeoutException("the producer stayed at its queue limit for "
+                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + inOrder.held() + " of this task's "
+                        + "records waiting, in key order, behind others of their shards");
+                }
             }
-            if (producer.tryReserve(record, stats)) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new TimeoutException("the producer stayed at its queue limit for "
-                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms with " + inOrder.held() + " of this task's "
-                    + "records waiting, in key order, behind others of their shards");
+        } finally {
+            // Time behind the task's own records of the same shards is backpressure too, which the queue limit
+            // (counting the wait below) never sees.
+            if (waited) {
+                stats.waitedInKeyOrder(System.nanoTime() - started);
             }
         }
         producer.reserve(record, Math.max(0, deadline - System.nanoTime()), stats);

@@ -1,7 +1,7 @@
 package sparkkpl.producer;
 
 /**
- * How the producer's queue limit treated one task: filled in on the task's own thread as it adds
+ * How the producer's queue limit (and, in key order, the task's own records of a shard) held one task back: filled in on the task's own thread as it adds
  * records, so it needs no locking.
  */
 public final class TaskQueueStats {
@@ -17,6 +17,12 @@ public final class TaskQueueStats {
         }
         peakOutstandingRecords = Math.max(peakOutstandingRecords, outstandingRecords);
         peakOutstandingBytes = Math.max(peakOutstandingBytes, outstandingBytes);
+    }
+
+    /** Time spent before the queue limit was even asked, waiting behind the task's own records of a shard in key order. */
+    void waitedInKeyOrder(long nanos) {
+        backpressureCycles++;
+        blockedNanos += nanos;
     }
 
     public long backpressureCycles() {

@@ -1,12 +1,15 @@
 package sparkkpl.spark;
 
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.apache.spark.sql.execution.SQLExecution;
 import sparkkpl.config.SinkOption;
 import sparkkpl.controlplane.StreamLook;
 import sparkkpl.metrics.ProgressFigures;
+import sparkkpl.metrics.RunningWrites;
 import sparkkpl.metrics.SparkUiMetrics;
 
 /**
@@ -50,7 +53,17 @@ final class KplWrite implements Write {
                 + "df.writeStream; a batch write (df.write) has no checkpoint");
         }
         StreamLook look = StreamLook.perWrite();
-        return new KplBatchWrite(look, write.plan(look));
+        KplBatchWrite batch = new KplBatchWrite(look, write.plan(look));
+        noteExecution(write.options().resultKey());
+        return batch;
+    }
+
+    /** Spark asks on the thread running the write's SQL execution, whose id it holds as a local property. */
+    private static void noteExecution(String resultKey) {
+        String executionId = SparkSession.active().sparkContext().getLocalProperty(SQLExecution.EXECUTION_ID_KEY());
+        if (resultKey != null && executionId != null) {
+            RunningWrites.started(resultKey, Long.parseLong(executionId));
+        }
     }
 
     @Override

@@ -176,6 +176,27 @@ public class NativeDaemonTest {
     }
 
     @Test
+    public void aFolderOfAnotherUserGivesWayToThisUsersOwnThenToOneNamedByUidThenToNone() {
+        Path defaultDir = Paths.get("/tmp/spark-kpl-yarn");
+        Path byUid = Paths.get("/tmp/spark-kpl-yarn-" + PrivateDirectory.currentUid());
+
+        assertEquals(defaultDir, NativeDaemon.ownFolderInstead(Paths.get("/mnt/hadoop-native"), defaultDir));
+        assertEquals(byUid, NativeDaemon.ownFolderInstead(defaultDir, defaultDir));
+        assertEquals(null, NativeDaemon.ownFolderInstead(byUid, defaultDir));
+    }
+
+    @Test
+    public void aFolderOfThisUsersThatOthersCanWriteIsRefusedWithoutFallingBack() throws Exception {
+        Path dir = tmp.newFolder("natives").toPath();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+
+        UncheckedIOException refused = assertThrows(UncheckedIOException.class,
+            () -> NativeDaemon.installHereOrInOwnFolder(dir, "spark.kpl.nativeDir"));
+        assertTrue(refused.getMessage(), refused.getMessage().contains("can be written by other users"));
+        assertTrue(refused.getMessage(), refused.getMessage().contains(dir.toString()));
+    }
+
+    @Test
     public void dirWritableByOthersIsRefused() throws Exception {
         Path dir = tmp.newFolder("natives").toPath();
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
