@@ -145,12 +145,18 @@ class KinesisApi:
         return [record for record, _arrived in self.records_arrived(stream)]
 
     def records_arrived(self, stream: str) -> List[Tuple[Record, float]]:
+        return _user_records(self._snapshot(stream))
+
+    def stored_records(self, stream: str) -> List[Tuple[str, str]]:
+        return [(partition_key, data) for _shard_id, stored in self._snapshot(stream)
+                for _sequence_number, partition_key, _ehk, data, _arrived in stored]
+
+    def _snapshot(self, stream: str) -> List[Tuple[str, List[Any]]]:
         with self._lock:
             found = self._streams.get(stream)
             if found is None:
                 raise KeyError(f"no stream {stream!r}")
-            snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
-        return _user_records(snapshot)
+            return [(s.shard_id, list(s.stored)) for s in found.all_shards]
 
     def delete_stream_after(self, name: str, records: int) -> None:
         if records < 1:

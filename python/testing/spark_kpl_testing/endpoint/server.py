@@ -154,6 +154,11 @@ class KinesisEndpoint(Service):
         """Every user record stored in ``stream``, de-aggregated: shard by shard, arrival order."""
         return self._api.records(stream)
 
+    def stored_records(self, stream: str) -> List[Tuple[str, str]]:
+        """Every Kinesis record stored in ``stream`` as a consumer gets it, aggregated or not: its partition key
+        and its data in base64; shard by shard, arrival order."""
+        return self._api.stored_records(stream)
+
     def deleted_stream(self, name: str) -> Tuple[List[Record], Dict[str, Tuple[int, int]]]:
         """The records and shard ranges (by shard id) of the last stream deleted under ``name``."""
         return self._api.deleted_stream(name)

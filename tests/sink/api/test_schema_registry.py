@@ -1,0 +1,113 @@
+"""Glue Schema Registry: records a KCL consumer reads and the registry's own deserializer decodes back to the
+rows, aggregated and not, from a batch write and a streaming query; the schema looked up or registered once on
+the driver, and a schema the registry does not have refused there, before any record is sent. The registry is
+moto's server on loopback; the writes run in a driver of their own (schema_registry_job.py) that has the
+optional registry artifact on its classpath."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterator, List, Tuple
+
+import pyspark
+import pytest
+
+import spark_kpl
+from spark_kpl_testing.endpoint import KinesisEndpoint
+from spark_kpl_testing.env import loopback_env, python_path
+from spark_kpl_testing.schema_registry import GlueRegistry
+
+REPO = Path(__file__).resolve().parents[3]
+JOB = Path(__file__).resolve().parent / "schema_registry_job.py"
+#: build.gradle's registryCheck: the registry's deserializer and the KCL's de-aggregator, apart from the sink.
+READER_CLASSPATH = f"{REPO / 'build/classes/java/registryCheck'}:{REPO / 'build/registry-check/lib'}/*"
+ROWS = 600
+REGISTRY = "spark-kpl-tests"
+ABSENT_SCHEMA = "never-registered"
+
+pytestmark = pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
+                                reason="format=avro needs Spark's Avro module, in spark-sql from Spark 4 on")
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[GlueRegistry]:
+    with GlueRegistry() as own:
+        yield own
+
+
+@pytest.fixture(scope="module")
+def glue_jar() -> Path:
+    jar = REPO / "build" / "libs" / f"spark-kpl-glue-{spark_kpl.__version__}.jar"
+    assert jar.is_file(), "scripts/build.sh glueJar builds the registry artifact"
+    return jar
+
+
+@pytest.fixture(scope="module")
+def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, glue_jar: Path, tmp_path_factory) -> Dict[str, dict]:
+    """Each write of the job by its stream, with the error it raised (or None); run once for the module."""
+    folder = tmp_path_factory.mktemp("schema-registry")
+    registry_options = {"format": "avro", "schemaRegistryName": REGISTRY, "schemaRegistryEndpoint": registry.url}
+    first = "gsr-aggregated"
+    specs = {
+        # Auto registration creates the registry and the schema, named after the stream.
+        first: {"mode": "batch", "options": {**registry_options, "schemaAutoRegistration": "true"}},
+        # The schema the first write registered, looked up by its definition; rows deflated after the header.
+        "gsr-unaggregated": {"mode": "batch", "options": {**registry_options, "schemaName": first,
+                                                          "AggregationEnabled": "false", "schemaCompression": "zlib"}},
+        # Read back from parquet, the columns are nullable: another schema, registered under the stream's name.
+        "gsr-streaming": {"mode": "stream", "options": {**registry_options, "schemaAutoRegistration": "true"},
+                          "input": str(folder / "input"), "checkpoint": str(folder / "checkpoint")},
+        "gsr-not-registered": {"mode": "batch", "options": {**registry_options, "schemaName": ABSENT_SCHEMA}},
+    }
+    for stream in specs:
+        endpoint.create_stream(stream, shards=2)
+    job = {"kpl": endpoint.kpl_options(), "rows": ROWS, "glue_jar": str(glue_jar),
+           "writes": [{**spec, "options": {**spec["options"], "streamName": stream}} for stream, spec in specs.items()]}
+    run = subprocess.run([sys.executable, str(JOB), json.dumps(job)], capture_output=True, text=True, timeout=600,
+                         env={**loopback_env(), "PYTHONPATH": python_path()})
+    results = [json.loads(line[len("RESULT "):]) for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    assert len(results) == len(specs), f"the job ended early ({run.returncode}):\n{run.stdout}\n{run.stderr[-5000:]}"
+    return dict(zip(specs, results))
+
+
+def read_by_registry(endpoint: KinesisEndpoint, registry: GlueRegistry, stream: str) -> List[Tuple[str, dict]]:
+    """What a KCL consumer with the registry's deserializer reads: each row's key and decoded columns."""
+    stored = "".join(f"{key}\t{data}\n" for key, data in endpoint.stored_records(stream))
+    run = subprocess.run(["java", "-cp", READER_CLASSPATH, "sparkkpl.registrycheck.RegistryReadMain", registry.url,
+                          registry.region], input=stored, capture_output=True, text=True, timeout=300, env=loopback_env())
+    assert run.returncode == 0, run.stderr[-5000:]
+    return [(key, json.loads(record)) for key, record in (line.split("\t", 1) for line in run.stdout.splitlines())]
+
+
+def expected_rows() -> List[Tuple[str, dict]]:
+    return [(f"k{i % 17}", {"id": i, "name": f"n{i}", "score": i / 2}) for i in range(ROWS)]
+
+
+def by_id(rows: List[Tuple[str, dict]]) -> List[Tuple[str, dict]]:
+    return sorted(rows, key=lambda row: row[1]["id"])
+
+
+@pytest.mark.parametrize("stream", ["gsr-aggregated", "gsr-unaggregated", "gsr-streaming"])
+def test_the_registry_deserializer_reads_back_every_row_once_with_its_key(writes, endpoint, registry, stream):
+    assert writes[stream]["error"] is None, writes[stream]["error"]
+    assert by_id(read_by_registry(endpoint, registry, stream)) == by_id(expected_rows())
+
+
+def test_aggregated_rows_travel_in_aggregates_and_unaggregated_ones_alone(writes, endpoint):
+    assert len(endpoint.stored_records("gsr-aggregated")) < ROWS / 10
+    assert len(endpoint.stored_records("gsr-unaggregated")) == ROWS
+
+
+def test_auto_registration_registers_the_schema_once_under_the_stream_name(writes, registry):
+    schema = registry.client().get_schema(SchemaId={"RegistryName": REGISTRY, "SchemaName": "gsr-aggregated"})
+    assert (schema["DataFormat"], schema["LatestSchemaVersion"]) == ("AVRO", 1)
+
+
+def test_a_schema_not_registered_fails_on_the_driver_naming_schema_and_registry(writes, endpoint):
+    error = writes["gsr-not-registered"]["error"]
+    assert f"schema '{ABSENT_SCHEMA}' in Glue Schema Registry '{REGISTRY}'" in error
+    assert "schemaAutoRegistration" in error
+    assert endpoint.stored_records("gsr-not-registered") == []
