@@ -137,9 +137,8 @@ final class OptionRules {
     static void checkSchemaRegistry(GivenOptions given) {
         String registry = SinkOption.SCHEMA_REGISTRY_NAME.optionName();
         if (given.get(SinkOption.SCHEMA_REGISTRY_NAME) == null) {
-            for (SinkOption option : List.of(SinkOption.SCHEMA_NAME, SinkOption.SCHEMA_DATA_FORMAT,
-                    SinkOption.SCHEMA_AUTO_REGISTRATION, SinkOption.SCHEMA_COMPATIBILITY, SinkOption.SCHEMA_COMPRESSION,
-                    SinkOption.SCHEMA_REGISTRY_ENDPOINT)) {
+            for (SinkOption option : List.of(SinkOption.SCHEMA_NAME, SinkOption.SCHEMA_AUTO_REGISTRATION,
+                    SinkOption.SCHEMA_COMPATIBILITY, SinkOption.SCHEMA_COMPRESSION, SinkOption.SCHEMA_REGISTRY_ENDPOINT)) {
                 if (given.given(option)) {
                     throw new IllegalArgumentException("Option '" + option.optionName() + "' needs the option '"
                         + registry + "' (" + SinkOption.SCHEMA_REGISTRY_NAME.confKey() + "): without a registry it would be ignored");

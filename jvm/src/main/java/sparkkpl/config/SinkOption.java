@@ -91,14 +91,11 @@ public enum SinkOption {
             + "records by key (not AUTO).", Ordering.class),
     SCHEMA_REGISTRY_NAME(Kind.TEXT, "schemaRegistryName", null,
         "A Glue Schema Registry: each record's data is the registry's header (its schema version id) and the row in "
-            + "Avro (format=avro). The driver looks the schema up once per write (registers it with "
+            + "Avro (format=avro, the registry's data format AVRO). The driver looks the schema up once per write (registers it with "
             + "schemaAutoRegistration=true); needs the artifact io.github.sparkkpl:spark-kpl-glue (docs/api.md)."),
     SCHEMA_NAME(Kind.TEXT, "schemaName", null,
         "With schemaRegistryName: the schema's name in the registry. Default: the stream's name, as the registry's "
             + "own serializer names it."),
-    SCHEMA_DATA_FORMAT("schemaDataFormat", "avro",
-        "With schemaRegistryName: the registry's data format of the schema; avro, the schema format=avro derives "
-            + "from the columns.", SchemaDataFormat.class),
     SCHEMA_AUTO_REGISTRATION(Kind.FLAG, "schemaAutoRegistration", "false",
         "With schemaRegistryName: create the registry, the schema or its new version when absent, instead of "
             + "failing the write on the driver."),

@@ -54,8 +54,7 @@ public record WriteOptions(Target target, Delivery delivery, RecordShape shape, 
      * @param schemaName optional: the stream's name
      * @param schemaRegistryEndpoint optional: Glue of the KPL's Region
      */
-    public record Registry(String schemaRegistryName, String schemaName, SchemaDataFormat schemaDataFormat,
-                           boolean schemaAutoRegistration, SchemaCompatibility schemaCompatibility,
+    public record Registry(String schemaRegistryName, String schemaName, boolean schemaAutoRegistration, SchemaCompatibility schemaCompatibility,
                            SchemaCompression schemaCompression, String schemaRegistryEndpoint) implements Serializable {
 
         public boolean used() {

@@ -46,7 +46,7 @@ public final class SchemaRegistration {
         }
         String region = AwsRegion.of(options.producer().kplConfiguration());
         SchemaRegistryClient.Lookup lookup = new SchemaRegistryClient.Lookup(registry.schemaRegistryName(), schemaName,
-            registry.schemaDataFormat().name(), definition, registry.schemaAutoRegistration(),
+            options.shape().format().name(), definition, registry.schemaAutoRegistration(),
             registry.schemaCompatibility().name(), registry.schemaRegistryEndpoint(), region,
             keys(Credentials.checkedProvider(options.producer().credentials(), region)));
         UUID versionId = client().schemaVersionId(lookup);
@@ -62,7 +62,7 @@ public final class SchemaRegistration {
     }
 
     /** The registry client of the optional artifact, from the classpath the write runs with. */
-    private static SchemaRegistryClient client() {
+    static SchemaRegistryClient client() {
         try {
             Iterator<SchemaRegistryClient> found = ServiceLoader.load(SchemaRegistryClient.class,
                 Thread.currentThread().getContextClassLoader()).iterator();
