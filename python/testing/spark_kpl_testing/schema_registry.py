@@ -22,11 +22,13 @@ _STOP_GRACE = 5.0
 
 
 class GlueRegistry(Service):
-    """moto's server, answering Glue's schema registry calls at :attr:`url`."""
+    """moto's server, answering Glue's schema registry calls at :attr:`url`; with ``refusing_access`` it checks
+    every call against its own IAM, which knows no keys, so it refuses every caller (HTTP 403)."""
 
     region = LOOPBACK_AWS_ENV["AWS_REGION"]
 
-    def __init__(self) -> None:
+    def __init__(self, refusing_access: bool = False) -> None:
+        self.refusing_access = refusing_access
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._log: Optional[IO[bytes]] = None
         self._workdir: Optional[Path] = None
@@ -42,7 +44,7 @@ class GlueRegistry(Service):
         self._port = free_port()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(self._port)],
-            cwd=self._workdir, env=loopback_env(), stdin=subprocess.DEVNULL, stdout=self._log,
+            cwd=self._workdir, env={**loopback_env(), **({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if self.refusing_access else {})}, stdin=subprocess.DEVNULL, stdout=self._log,
             stderr=subprocess.STDOUT, start_new_session=True)
         wait_listening(self._port, _STARTUP_TIMEOUT, "moto's server", self._proc)
 

@@ -39,6 +39,12 @@ def registry() -> Iterator[GlueRegistry]:
 
 
 @pytest.fixture(scope="module")
+def refusing_registry() -> Iterator[GlueRegistry]:
+    with GlueRegistry(refusing_access=True) as own:
+        yield own
+
+
+@pytest.fixture(scope="module")
 def glue_jar() -> Path:
     jar = REPO / "build" / "libs" / f"spark-kpl-glue-{spark_kpl.__version__}.jar"
     assert jar.is_file(), "scripts/build.sh glueJar builds the registry artifact"
@@ -46,7 +52,8 @@ def glue_jar() -> Path:
 
 
 @pytest.fixture(scope="module")
-def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, glue_jar: Path, tmp_path_factory) -> Dict[str, dict]:
+def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, refusing_registry: GlueRegistry, glue_jar: Path,
+           tmp_path_factory) -> Dict[str, dict]:
     """Each write of the job by its stream, with the error it raised (or None); run once for the module."""
     folder = tmp_path_factory.mktemp("schema-registry")
     registry_options = {"format": "avro", "schemaRegistryName": REGISTRY, "schemaRegistryEndpoint": registry.url}
@@ -61,6 +68,8 @@ def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, glue_jar: Path, tm
         "gsr-streaming": {"mode": "stream", "options": {**registry_options, "schemaAutoRegistration": "true"},
                           "input": str(folder / "input"), "checkpoint": str(folder / "checkpoint")},
         "gsr-not-registered": {"mode": "batch", "options": {**registry_options, "schemaName": ABSENT_SCHEMA}},
+        "gsr-access-refused": {"mode": "batch", "options": {**registry_options, "schemaAutoRegistration": "true",
+                                                            "schemaRegistryEndpoint": refusing_registry.url}},
     }
     for stream in specs:
         endpoint.create_stream(stream, shards=2)
@@ -111,3 +120,9 @@ def test_a_schema_not_registered_fails_on_the_driver_naming_schema_and_registry(
     assert f"schema '{ABSENT_SCHEMA}' in Glue Schema Registry '{REGISTRY}'" in error
     assert "schemaAutoRegistration" in error
     assert endpoint.stored_records("gsr-not-registered") == []
+
+
+def test_a_registry_that_refuses_access_fails_the_write_on_the_driver_naming_schema_and_registry(writes, endpoint):
+    error = writes["gsr-access-refused"]["error"]
+    assert f"refused access to the schema 'gsr-access-refused' in Glue Schema Registry '{REGISTRY}'" in error
+    assert endpoint.stored_records("gsr-access-refused") == []

@@ -30,17 +30,18 @@ public final class GlueSchemaRegistryClient implements SchemaRegistryClient {
     /** How long a new version may stay PENDING (the registry checking compatibility) before the write fails. */
     private static final Duration CHECK_WAIT = Duration.ofSeconds(60);
     private static final Duration CHECK_POLL = Duration.ofMillis(500);
+    /** What an unknown or unsigned caller gets, as well as AccessDeniedException's status. */
+    private static final int HTTP_FORBIDDEN = 403;
 
     @Override
     public UUID schemaVersionId(Lookup lookup) {
         try (GlueClient glue = client(lookup)) {
             return versionId(glue, lookup);
-        } catch (AccessDeniedException e) {
-            throw new IllegalArgumentException("The Glue Schema Registry refused access to the " + lookup.described()
-                + ": " + e.awsErrorDetails().errorMessage(), e);
         } catch (GlueException e) {
-            throw new IllegalArgumentException("The Glue Schema Registry failed the lookup of the " + lookup.described()
-                + ": " + e.getMessage(), e);
+            boolean refused = e instanceof AccessDeniedException || e.statusCode() == HTTP_FORBIDDEN;
+            throw new IllegalArgumentException("The Glue Schema Registry " + (refused ? "refused access to" : "failed the "
+                + "lookup of") + " the " + lookup.described() + " (credentials of the write's aws* options, endpoint "
+                + (lookup.endpoint() != null ? lookup.endpoint() : "of Region " + lookup.region()) + "): " + e.getMessage(), e);
         }
     }
 
