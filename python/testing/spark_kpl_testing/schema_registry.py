@@ -19,6 +19,8 @@ __all__ = ["GlueRegistry"]
 
 _STARTUP_TIMEOUT = 60.0
 _STOP_GRACE = 5.0
+#: moto checks calls against its IAM after this many unchecked ones.
+_CHECKING_IAM = {"INITIAL_NO_AUTH_ACTION_COUNT": "0"}
 
 
 class GlueRegistry(Service):
@@ -42,10 +44,11 @@ class GlueRegistry(Service):
         self._workdir = Path(tempfile.mkdtemp(prefix="spark-kpl-glue-registry-"))
         self._log = open(self._workdir / "moto.log", "wb")
         self._port = free_port()
+        env = {**loopback_env(), **(_CHECKING_IAM if self.refusing_access else {})}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(self._port)],
-            cwd=self._workdir, env={**loopback_env(), **({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if self.refusing_access else {})}, stdin=subprocess.DEVNULL, stdout=self._log,
-            stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=self._workdir, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
         wait_listening(self._port, _STARTUP_TIMEOUT, "moto's server", self._proc)
 
     def _stop(self) -> None:

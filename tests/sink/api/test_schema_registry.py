@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pyspark
 import pytest
@@ -58,7 +58,7 @@ def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, refusing_registry:
     folder = tmp_path_factory.mktemp("schema-registry")
     registry_options = {"format": "avro", "schemaRegistryName": REGISTRY, "schemaRegistryEndpoint": registry.url}
     first = "gsr-aggregated"
-    specs = {
+    specs: Dict[str, Dict[str, Any]] = {
         # Auto registration creates the registry and the schema, named after the stream.
         first: {"mode": "batch", "options": {**registry_options, "schemaAutoRegistration": "true"}},
         # The schema the first write registered, looked up by its definition; rows deflated after the header.
@@ -85,8 +85,8 @@ def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, refusing_registry:
 def read_by_registry(endpoint: KinesisEndpoint, registry: GlueRegistry, stream: str) -> List[Tuple[str, dict]]:
     """What a KCL consumer with the registry's deserializer reads: each row's key and decoded columns."""
     stored = "".join(f"{key}\t{data}\n" for key, data in endpoint.stored_records(stream))
-    run = subprocess.run(["java", "-cp", READER_CLASSPATH, "sparkkpl.registrycheck.RegistryReadMain", registry.url,
-                          registry.region], input=stored, capture_output=True, text=True, timeout=300, env=loopback_env())
+    reader = ["java", "-cp", READER_CLASSPATH, "sparkkpl.registrycheck.RegistryReadMain", registry.url, registry.region]
+    run = subprocess.run(reader, input=stored, capture_output=True, text=True, timeout=300, env=loopback_env())
     assert run.returncode == 0, run.stderr[-5000:]
     return [(key, json.loads(record)) for key, record in (line.split("\t", 1) for line in run.stdout.splitlines())]
 
