@@ -3,17 +3,16 @@ as a process of its own on a free port of 127.0.0.1 with the loopback AWS enviro
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import Any, Optional
 
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV, loopback_env
-from spark_kpl_testing.lifecycle import Service
+from spark_kpl_testing.lifecycle import ProcessInFolder
 from spark_kpl_testing.net import LOOPBACK, free_port, wait_listening
-from spark_kpl_testing.processes import log_tail, terminate
+from spark_kpl_testing.processes import log_tail
 
 __all__ = ["GlueRegistry"]
 
@@ -23,7 +22,7 @@ _STOP_GRACE = 5.0
 _CHECKING_IAM = {"INITIAL_NO_AUTH_ACTION_COUNT": "0"}
 
 
-class GlueRegistry(Service):
+class GlueRegistry(ProcessInFolder):
     """moto's server, answering Glue's schema registry calls at :attr:`url`; with ``refusing_access`` it checks
     every call against its own IAM, which knows no keys, so it refuses every caller (HTTP 403)."""
 
@@ -31,9 +30,6 @@ class GlueRegistry(Service):
 
     def __init__(self, refusing_access: bool = False) -> None:
         self.refusing_access = refusing_access
-        self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._log: Optional[IO[bytes]] = None
-        self._workdir: Optional[Path] = None
         self._port: Optional[int] = None
 
     def _check_startable(self) -> None:
@@ -52,15 +48,7 @@ class GlueRegistry(Service):
         wait_listening(self._port, _STARTUP_TIMEOUT, "moto's server", self._proc)
 
     def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            terminate(proc, _STOP_GRACE)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        self._stop_process(_STOP_GRACE)
 
     @property
     def url(self) -> str:
