@@ -2,7 +2,8 @@
 registry artifact (build/libs/spark-kpl-glue-<version>.jar) on spark.jars, which only counts when a driver JVM
 starts, and a test process's driver may have started without it. Started by tests/sink/api/test_schema_registry.py.
 
-Argument: a JSON object with ``kpl`` (the endpoint's KPL options), ``rows`` and ``writes``, each a JSON object:
+Argument: a JSON object with ``kpl`` (the endpoint's KPL options), ``rows`` (how many), ``columns`` (their
+expressions over ``id``), ``glue_jar`` and ``writes``, each a JSON object:
 ``mode`` (``batch`` or ``stream``), ``options`` (the write's), and for ``stream`` a ``checkpoint`` folder and an
 ``input`` folder. Prints one line per write, ``RESULT <json>``: ``{"error": null}`` or the error's message.
 """
@@ -16,19 +17,14 @@ import spark_kpl
 from spark_kpl_testing.session import spark_session
 
 
-def rows(spark, count: int):
-    """``count`` rows, each with its key and three columns the records carry in Avro."""
-    return spark.range(count, numPartitions=4).selectExpr(
-        "id", "concat('n', id) AS name", "id / 2 AS score", "concat('k', id % 17) AS partitionKey")
-
-
-def write(spark, spec: dict, kpl: dict, count: int) -> None:
-    options = {**kpl, **spec["options"]}
+def write(spark, spec: dict, job: dict) -> None:
+    options = {**job["kpl"], **spec["options"]}
+    rows = spark.range(job["rows"], numPartitions=4).selectExpr(*job["columns"])
     if spec["mode"] == "batch":
-        rows(spark, count).write.format("kpl").options(**options).mode("append").save()
+        rows.write.format("kpl").options(**options).mode("append").save()
         return
-    rows(spark, count).write.mode("overwrite").parquet(spec["input"])
-    source = spark.readStream.schema(rows(spark, 0).schema).parquet(spec["input"])
+    rows.write.mode("overwrite").parquet(spec["input"])
+    source = spark.readStream.schema(rows.schema).parquet(spec["input"])
     query = source.writeStream.format("kpl").options(**options).option("checkpointLocation", spec["checkpoint"]) \
         .trigger(availableNow=True).start()
     query.awaitTermination(300)
@@ -43,7 +39,7 @@ def main() -> None:
     try:
         for spec in job["writes"]:
             try:
-                write(spark, spec, job["kpl"], job["rows"])
+                write(spark, spec, job)
                 print("RESULT " + json.dumps({"error": None}), flush=True)
             except Exception as e:  # the test asserts on the message
                 print("RESULT " + json.dumps({"error": str(e)}), flush=True)

@@ -7,6 +7,7 @@ optional registry artifact on its classpath."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,15 +17,20 @@ import pyspark
 import pytest
 
 import spark_kpl
+from spark_kpl_testing.connect import ConnectServer, connect_unavailable
 from spark_kpl_testing.endpoint import KinesisEndpoint
 from spark_kpl_testing.env import loopback_env, python_path
 from spark_kpl_testing.schema_registry import GlueRegistry
+
+from conftest import TEST_SPARK_CONF
 
 REPO = Path(__file__).resolve().parents[3]
 JOB = Path(__file__).resolve().parent / "schema_registry_job.py"
 #: build.gradle's registryCheck: the registry's deserializer and the KCL's de-aggregator, apart from the sink.
 READER_CLASSPATH = f"{REPO / 'build/classes/java/registryCheck'}:{REPO / 'build/registry-check/lib'}/*"
 ROWS = 600
+#: The rows written: each with its key and three columns the records carry in Avro.
+COLUMNS = ["id", "concat('n', id) AS name", "id / 2 AS score", "concat('k', id % 17) AS partitionKey"]
 REGISTRY = "spark-kpl-tests"
 ABSENT_SCHEMA = "never-registered"
 
@@ -73,7 +79,7 @@ def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, refusing_registry:
     }
     for stream in specs:
         endpoint.create_stream(stream, shards=2)
-    job = {"kpl": endpoint.kpl_options(), "rows": ROWS, "glue_jar": str(glue_jar),
+    job = {"kpl": endpoint.kpl_options(), "rows": ROWS, "columns": COLUMNS, "glue_jar": str(glue_jar),
            "writes": [{**spec, "options": {**spec["options"], "streamName": stream}} for stream, spec in specs.items()]}
     run = subprocess.run([sys.executable, str(JOB), json.dumps(job)], capture_output=True, text=True, timeout=600,
                          env={**loopback_env(), "PYTHONPATH": python_path()})
@@ -126,3 +132,29 @@ def test_a_registry_that_refuses_access_fails_the_write_on_the_driver_naming_sch
     error = writes["gsr-access-refused"]["error"]
     assert f"refused access to the schema 'gsr-access-refused' in Glue Schema Registry '{REGISTRY}'" in error
     assert endpoint.stored_records("gsr-access-refused") == []
+
+
+@pytest.fixture(scope="module")
+def connect_spark_with_registry(glue_jar: Path):
+    """A Spark Connect client session of a server that has the registry artifact beside the sink's jar."""
+    from pyspark.sql import SparkSession
+
+    reason = connect_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with ConnectServer(f"{spark_kpl.jar_path()},{glue_jar}", conf=TEST_SPARK_CONF) as server:
+        session = SparkSession.builder.remote(server.url).getOrCreate()
+        yield session
+        session.stop()
+        # PySpark marks the process as a Connect client for good; later modules' sessions are classic.
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def test_a_spark_connect_write_is_read_back_by_the_registry_deserializer(connect_spark_with_registry, endpoint,
+                                                                          registry, writes):
+    endpoint.create_stream("gsr-connect", shards=2)
+    connect_spark_with_registry.range(ROWS, numPartitions=4).selectExpr(*COLUMNS).write.format("kpl") \
+        .option("streamName", "gsr-connect").option("format", "avro").option("schemaRegistryName", REGISTRY) \
+        .option("schemaName", "gsr-aggregated").option("schemaRegistryEndpoint", registry.url) \
+        .options(**endpoint.kpl_options()).mode("append").save()
+    assert by_id(read_by_registry(endpoint, registry, "gsr-connect")) == by_id(expected_rows())
