@@ -33,6 +33,8 @@ ROWS = 600
 COLUMNS = ["id", "concat('n', id) AS name", "id / 2 AS score", "concat('k', id % 17) AS partitionKey"]
 REGISTRY = "spark-kpl-tests"
 ABSENT_SCHEMA = "never-registered"
+#: Port 1 of loopback, where nothing listens.
+UNREACHABLE = "http://127.0.0.1:1"
 
 pytestmark = pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
                                 reason="format=avro needs Spark's Avro module, in spark-sql from Spark 4 on")
@@ -76,6 +78,7 @@ def writes(endpoint: KinesisEndpoint, registry: GlueRegistry, refusing_registry:
         "gsr-not-registered": {"mode": "batch", "options": {**registry_options, "schemaName": ABSENT_SCHEMA}},
         "gsr-access-refused": {"mode": "batch", "options": {**registry_options, "schemaAutoRegistration": "true",
                                                             "schemaRegistryEndpoint": refusing_registry.url}},
+        "gsr-unreachable": {"mode": "batch", "options": {**registry_options, "schemaRegistryEndpoint": UNREACHABLE}},
     }
     for stream in specs:
         endpoint.create_stream(stream, shards=2)
@@ -132,6 +135,13 @@ def test_a_registry_that_refuses_access_fails_the_write_on_the_driver_naming_sch
     error = writes["gsr-access-refused"]["error"]
     assert f"refused access to the schema 'gsr-access-refused' in Glue Schema Registry '{REGISTRY}'" in error
     assert endpoint.stored_records("gsr-access-refused") == []
+
+
+def test_a_registry_out_of_reach_fails_the_write_on_the_driver_naming_the_endpoint(writes, endpoint):
+    error = writes["gsr-unreachable"]["error"]
+    assert (f"could not be reached for the schema 'gsr-unreachable' in Glue Schema Registry '{REGISTRY}' "
+            f"(endpoint {UNREACHABLE}, option schemaRegistryEndpoint)") in error
+    assert endpoint.stored_records("gsr-unreachable") == []
 
 
 @pytest.fixture(scope="module")

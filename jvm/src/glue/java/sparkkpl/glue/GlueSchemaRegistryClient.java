@@ -6,6 +6,7 @@ import java.util.UUID;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentials;
 import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.glue.GlueClient;
@@ -40,9 +41,16 @@ public final class GlueSchemaRegistryClient implements SchemaRegistryClient {
         } catch (GlueException e) {
             boolean refused = e instanceof AccessDeniedException || e.statusCode() == HTTP_FORBIDDEN;
             throw new IllegalArgumentException("The Glue Schema Registry " + (refused ? "refused access to" : "failed the "
-                + "lookup of") + " the " + lookup.described() + " (credentials of the write's aws* options, endpoint "
-                + (lookup.endpoint() != null ? lookup.endpoint() : "of Region " + lookup.region()) + "): " + e.getMessage(), e);
+                + "lookup of") + " the " + lookup.described() + " (credentials of the write's aws* options, " + where(lookup)
+                + "): " + e.getMessage(), e);
+        } catch (SdkClientException e) {
+            throw new IllegalArgumentException("The Glue Schema Registry could not be reached for the " + lookup.described()
+                + " (" + where(lookup) + ", option schemaRegistryEndpoint): " + e.getMessage(), e);
         }
+    }
+
+    private static String where(Lookup lookup) {
+        return lookup.endpoint() != null ? "endpoint " + lookup.endpoint() : "Glue of Region " + lookup.region();
     }
 
     private static GlueClient client(Lookup lookup) {
