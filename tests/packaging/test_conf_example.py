@@ -162,9 +162,24 @@ def role_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str
     }
 
 
+def schema_registry_keys(endpoint, stream, tmp: Path, proxy: ConnectProxy) -> Dict[str, str]:
+    """File 4, resolved only (tests/sink/api/test_schema_registry.py writes through a registry)."""
+    return {
+        **reaching_the_endpoint(endpoint, stream),
+        "spark.kpl.format": "avro",
+        "spark.kpl.schemaRegistryName": "conf-example-registry",
+        "spark.kpl.schemaName": "conf-example-schema",
+        "spark.kpl.schemaAutoRegistration": "true",
+        "spark.kpl.schemaCompatibility": "full",
+        "spark.kpl.schemaCompression": "zlib",
+        "spark.kpl.schemaRegistryEndpoint": "http://127.0.0.1:1",
+    }
+
+
 FILES = {"producer and write": producer_and_write_keys,
-         "own daemon, profile and proxy": own_daemon_and_profile_keys, "role": role_keys}
-RESOLVED_ONLY = {"role"}
+         "own daemon, profile and proxy": own_daemon_and_profile_keys, "role": role_keys,
+         "schema registry": schema_registry_keys}
+RESOLVED_ONLY = {"role", "schema registry"}
 
 
 @pytest.fixture(scope="module")

@@ -24,13 +24,13 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from spark_kpl_testing.env import loopback_env
-from spark_kpl_testing.lifecycle import Service
+from spark_kpl_testing.lifecycle import ProcessInFolder
 from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_ports, ignore_unverified_tls, kinesis_client, kpl_options
 from spark_kpl_testing.polling import poll_until
-from spark_kpl_testing.processes import log_tail, terminate
+from spark_kpl_testing.processes import log_tail
 from spark_kpl_testing.records import Record, user_records
 
 __all__ = [
@@ -123,7 +123,7 @@ def find_kinesis_mock() -> Path:
     )
 
 
-class LocalKinesis(Service):
+class LocalKinesis(ProcessInFolder):
     """A kinesis-mock process on free loopback ports, with the streams a test needs.
 
     ``streams`` maps stream name to shard count; those streams are created at start-up and are
@@ -143,9 +143,6 @@ class LocalKinesis(Service):
                 raise ValueError(f"bad initial stream {name!r}: {shards} shards")
         self.region = region
         self.startup_timeout = startup_timeout
-        self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._log: Optional[IO[bytes]] = None
-        self._workdir: Optional[Path] = None
         self._ports: Optional[tuple[int, int]] = None  # (tls, plain)
         self._clients: Dict[bool, Any] = {}
 
@@ -179,15 +176,7 @@ class LocalKinesis(Service):
         # kinesis-mock's SIGTERM shutdown waits up to 30 s for open keep-alive connections to end:
         # close this object's own before asking it to stop.
         self._close_clients()
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            terminate(proc, _STOP_GRACE)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        self._stop_process(_STOP_GRACE)
         self._ports = None
 
     def _close_clients(self) -> None:

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import atexit
 import http.server
+import shutil
 import socketserver
+import subprocess
 import threading
-from typing import Optional, Type, TypeVar
+from pathlib import Path
+from typing import IO, Optional, Type, TypeVar
 
 from spark_kpl_testing.net import LOOPBACK
+from spark_kpl_testing.processes import terminate
 
-__all__ = ["LoopbackHttpService", "Service", "serve_in_thread", "stop_serving"]
+__all__ = ["LoopbackHttpService", "ProcessInFolder", "Service", "serve_in_thread", "stop_serving"]
 
 S = TypeVar("S", bound="Service")
 
@@ -49,6 +53,27 @@ class Service:
 
     def _stop(self) -> None:
         raise NotImplementedError
+
+
+class ProcessInFolder(Service):
+    """A service that is one process of its own, started in a temporary folder of its own that holds its
+    log; :meth:`_stop_process` stops it by its pid and removes the folder."""
+
+    _proc: "Optional[subprocess.Popen[bytes]]" = None
+    _log: Optional[IO[bytes]] = None
+    _workdir: Optional[Path] = None
+
+    def _stop_process(self, grace: float) -> None:
+        """SIGTERM, then SIGKILL after ``grace`` seconds; the log closed, the folder removed."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            terminate(proc, grace)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
 
 class LoopbackHttpService(Service):

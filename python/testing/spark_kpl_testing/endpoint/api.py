@@ -145,12 +145,7 @@ class KinesisApi:
         return [record for record, _arrived in self.records_arrived(stream)]
 
     def records_arrived(self, stream: str) -> List[Tuple[Record, float]]:
-        with self._lock:
-            found = self._streams.get(stream)
-            if found is None:
-                raise KeyError(f"no stream {stream!r}")
-            snapshot = [(s.shard_id, list(s.stored)) for s in found.all_shards]
-        return _user_records(snapshot)
+        return _user_records(self._snapshot(stream))
 
     def kinesis_records(self, stream: str, take: bool = False) -> List[KinesisRecord]:
         with self._lock:

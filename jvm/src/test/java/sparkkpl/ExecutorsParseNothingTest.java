@@ -23,11 +23,13 @@ public class ExecutorsParseNothingTest {
     /** Whole packages whose classes run in tasks, or in the executor JVM below them. */
     private static final Set<String> TASK_PACKAGES = Set.of("aggregation", "aws", "controlplane", "failures", "kinesis",
         "metrics", "natives", "producer", "records", "streaming", "util");
-    /** The classes of those packages that run on the driver only: its look at the streams and its clients. */
-    private static final Set<String> DRIVER_ONLY = Set.of("controlplane.StreamLook", "controlplane.DriverClients");
+    /** The classes of those packages that run on the driver only: its look at the streams, its clients, its registry lookup. */
+    private static final Set<String> DRIVER_ONLY = Set.of("controlplane.StreamLook", "controlplane.DriverClients",
+        "records.SchemaRegistration");
     /** The classes of the other packages that are shipped to or run in tasks: the plan's values and the writer. */
     private static final Set<String> TASK_CLASSES = Set.of("config.Aggregation", "config.CredentialSource",
         "config.Format", "config.KplValues", "config.NullData", "config.Partitioner", "config.ProducerSpec", "config.RecordId",
+        "config.SchemaCompatibility", "config.SchemaCompression",
         "config.WriteOptions", "spark.KplDataWriter", "spark.WritePlan", "spark.KplBatchWriterFactory",
         "spark.KplStreamingWriterFactory", "spark.SinkTaskFailedException");
     /** The parser (WriteConfig and the parts it reads with) and the option table. */

@@ -52,7 +52,7 @@ record AutoStreams(WriteOptions options, String refusal, boolean distributionGiv
             own.aggregating().aggregateMaxBytes());
         Map<String, String> settings = new TreeMap<>(ShownSettings.settings(given, autoKpl.asText()));
         settings.put(SinkOption.AGGREGATION.confKey(), SinkOption.written(Aggregation.KPL));
-        return new WriteOptions(own.target(), own.delivery(), own.shape(), perRow, own.query(),
+        return new WriteOptions(own.target(), own.delivery(), own.shape(), own.registry(), perRow, own.query(),
             own.producer().unaggregated(autoKpl), own.resultKey(), settings);
     }
 

@@ -1,5 +1,6 @@
 package sparkkpl.config;
 
+import java.util.List;
 import java.util.Map;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.kinesis.KinesisRecord;
@@ -126,6 +127,39 @@ final class OptionRules {
             throw new IllegalArgumentException("Option '" + SinkOption.NULL_DATA.optionName() + "' would be ignored: "
                 + "it is about the data column of format=raw, and format=" + SinkOption.written(format)
                 + " serializes whole rows, which are never null");
+        }
+    }
+
+    /**
+     * The registry's header goes first in the data, where a consumer's deserializer looks for it, and describes
+     * an Avro row: other formats and a record id in front would leave records it cannot read.
+     */
+    static void checkSchemaRegistry(GivenOptions given) {
+        String registry = SinkOption.SCHEMA_REGISTRY_NAME.optionName();
+        if (given.get(SinkOption.SCHEMA_REGISTRY_NAME) == null) {
+            for (SinkOption option : List.of(SinkOption.SCHEMA_NAME, SinkOption.SCHEMA_AUTO_REGISTRATION,
+                    SinkOption.SCHEMA_COMPATIBILITY, SinkOption.SCHEMA_COMPRESSION, SinkOption.SCHEMA_REGISTRY_ENDPOINT)) {
+                if (given.given(option)) {
+                    throw new IllegalArgumentException("Option '" + option.optionName() + "' needs the option '"
+                        + registry + "' (" + SinkOption.SCHEMA_REGISTRY_NAME.confKey() + "): without a registry it would be ignored");
+                }
+            }
+            return;
+        }
+        Format format = given.get(SinkOption.FORMAT);
+        if (format != Format.AVRO) {
+            throw new IllegalArgumentException("Option '" + registry + "' needs " + SinkOption.FORMAT.optionName()
+                + "=avro: the registry's header describes the row in Avro, and format=" + SinkOption.written(format)
+                + " writes " + (format == Format.RAW ? "the data column as it is" : "JSON"));
+        }
+        if (given.get(SinkOption.RECORD_ID) == RecordId.PREFIX) {
+            throw new IllegalArgumentException("Option '" + registry + "' cannot be used with "
+                + SinkOption.RECORD_ID.optionName() + "=prefix: the record id would stand before the registry's header, "
+                + "where the registry's deserializer expects the header");
+        }
+        if (given.given(SinkOption.SCHEMA_COMPATIBILITY) && !given.<Boolean>get(SinkOption.SCHEMA_AUTO_REGISTRATION)) {
+            throw new IllegalArgumentException("Option '" + SinkOption.SCHEMA_COMPATIBILITY.optionName() + "' is the mode "
+                + "of a schema the sink creates: it needs " + SinkOption.SCHEMA_AUTO_REGISTRATION.optionName() + "=true");
         }
     }
 

@@ -89,6 +89,25 @@ public enum SinkOption {
             + "order, across throttling, failed records and the KPL's retries (docs/delivery.md). Each task then has "
             + "at most one Kinesis record per shard in flight. Needs aggregation=executor and a stream that places "
             + "records by key (not AUTO).", Ordering.class),
+    SCHEMA_REGISTRY_NAME(Kind.TEXT, "schemaRegistryName", null,
+        "A Glue Schema Registry: each record's data is the registry's header (its schema version id) and the row in "
+            + "Avro (format=avro, the registry's data format AVRO). The driver looks the schema up once per write (registers it with "
+            + "schemaAutoRegistration=true); needs the artifact io.github.sparkkpl:spark-kpl-glue (docs/api.md)."),
+    SCHEMA_NAME(Kind.TEXT, "schemaName", null,
+        "With schemaRegistryName: the schema's name in the registry. Default: the stream's name, as the registry's "
+            + "own serializer names it."),
+    SCHEMA_AUTO_REGISTRATION(Kind.FLAG, "schemaAutoRegistration", "false",
+        "With schemaRegistryName: create the registry, the schema or its new version when absent, instead of "
+            + "failing the write on the driver."),
+    SCHEMA_COMPATIBILITY("schemaCompatibility", "backward",
+        "With schemaAutoRegistration=true: the compatibility mode of a schema the sink creates (none, disabled, "
+            + "backward, backward_all, forward, forward_all, full, full_all); a new version of an existing schema is "
+            + "checked by the registry against that schema's own mode.", SchemaCompatibility.class),
+    SCHEMA_COMPRESSION("schemaCompression", "none",
+        "With schemaRegistryName: none, or zlib to deflate each row after the registry's header, as the "
+            + "registry's serializer does with compression=ZLIB.", SchemaCompression.class),
+    SCHEMA_REGISTRY_ENDPOINT(Kind.TEXT, "schemaRegistryEndpoint", null,
+        "With schemaRegistryName: the Glue endpoint URI (default: Glue of the KPL's Region)."),
     AWS_ACCESS_KEY_ID(Kind.TEXT, "awsAccessKeyId", null,
         "Static credentials: the access key id (with awsSecretAccessKey). Never logged nor shown."),
     AWS_SECRET_ACCESS_KEY(Kind.TEXT, "awsSecretAccessKey", null, "Static credentials: the secret access key. Never logged nor shown."),

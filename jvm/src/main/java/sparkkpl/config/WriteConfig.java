@@ -52,6 +52,7 @@ public final class WriteConfig {
         OptionRules.checkWriteName(given);
         OptionRules.checkNullData(given);
         OptionRules.checkDefaultPartition(given);
+        OptionRules.checkSchemaRegistry(given);
         long maxRecordBytes = given.get(SinkOption.MAX_RECORD_BYTES);
         KinesisProducerConfiguration kplConfig = kpl.configuration();
         OptionRules.checkCollectionMaxSize(kplConfig);
@@ -72,7 +73,8 @@ public final class WriteConfig {
             "aggregatesRecords", tasksAggregate || kplConfig.isAggregationEnabled(), "aggregateMaxBytes", aggregateMaxBytes));
         return new WriteOptions(OptionGroups.read(WriteOptions.Target.class, given, Map.of()),
             OptionGroups.read(WriteOptions.Delivery.class, given, Map.of()),
-            OptionGroups.read(WriteOptions.RecordShape.class, given, Map.of()), aggregating,
+            OptionGroups.read(WriteOptions.RecordShape.class, given, Map.of()),
+            OptionGroups.read(WriteOptions.Registry.class, given, Map.of()), aggregating,
             OptionGroups.read(WriteOptions.Query.class, given, Map.of()), producer, given.get(SinkOption.RESULT_KEY),
             ShownSettings.settings(given, producerKpl.asText()));
     }

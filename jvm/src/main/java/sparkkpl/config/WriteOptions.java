@@ -12,8 +12,8 @@ import java.util.Map;
  * @param resultKey optional: set by the Python API, which reads the write's result on the driver by it
  * @param settings what the write runs with, by config key, secrets masked (logs, the Spark UI, reports)
  */
-public record WriteOptions(Target target, Delivery delivery, RecordShape shape, Aggregating aggregating, Query query,
-                           ProducerSpec producer, String resultKey, Map<String, String> settings) implements Serializable {
+public record WriteOptions(Target target, Delivery delivery, RecordShape shape, Registry registry,
+                           Aggregating aggregating, Query query, ProducerSpec producer, String resultKey, Map<String, String> settings) implements Serializable {
 
     /**
      * Where the records go.
@@ -45,6 +45,22 @@ public record WriteOptions(Target target, Delivery delivery, RecordShape shape, 
      */
     public record RecordShape(Format format, NullData nullData, long maxRecordBytes, RecordId recordId, String writeName)
         implements Serializable {}
+
+    /**
+     * The Glue Schema Registry the records' schema is in; read by the driver alone, which looks the schema up
+     * once and gives the tasks its version id.
+     *
+     * @param schemaRegistryName optional: without it, records carry no registry header
+     * @param schemaName optional: the stream's name
+     * @param schemaRegistryEndpoint optional: Glue of the KPL's Region
+     */
+    public record Registry(String schemaRegistryName, String schemaName, boolean schemaAutoRegistration, SchemaCompatibility schemaCompatibility,
+                           SchemaCompression schemaCompression, String schemaRegistryEndpoint) implements Serializable {
+
+        public boolean used() {
+            return schemaRegistryName != null;
+        }
+    }
 
     /**
      * Who packs rows into Kinesis records.

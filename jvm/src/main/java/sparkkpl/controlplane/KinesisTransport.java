@@ -33,6 +33,7 @@ import software.amazon.awssdk.protocols.jsoncore.JsonNodeParser;
 import software.amazon.awssdk.utils.AttributeMap;
 import software.amazon.kinesis.producer.KinesisProducerConfiguration;
 import sparkkpl.util.Durations;
+import sparkkpl.util.SinkVersion;
 
 /**
  * How {@link StreamApi}'s calls reach Kinesis: JSON 1.1 over the SDK's Apache HTTP client, through the
@@ -48,7 +49,7 @@ final class KinesisTransport implements AutoCloseable {
     private static final String TARGET_PREFIX = "Kinesis_20131202.";
     private static final String JSON_1_1 = "application/x-amz-json-1.1";
     /** Names the sink's calls in Kinesis's logs (CloudTrail's userAgent), as the KPL's daemon names its own. */
-    private static final String USER_AGENT = "spark-kpl/" + sinkVersion();
+    private static final String USER_AGENT = "spark-kpl/" + SinkVersion.of();
     /**
      * Kinesis allows ListShards 1,000 times a second per stream and DescribeStreamSummary 20 times a
      * second per account, shared with every other caller: a refusal is waited out, with jitter so that
@@ -182,14 +183,6 @@ final class KinesisTransport implements AutoCloseable {
             .putProperty(AwsV4HttpSigner.REGION_NAME, region));
         return HttpExecuteRequest.builder().request(signed.request()).contentStreamProvider(signed.payload().orElseThrow())
             .build();
-    }
-
-    private static String sinkVersion() {
-        try (InputStream in = KinesisTransport.class.getResourceAsStream("/sparkkpl/sink-version.txt")) {
-            return in == null ? "unknown" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
-        } catch (IOException e) {
-            return "unknown";
-        }
     }
 
     private static byte[] readAll(HttpExecuteResponse response) throws IOException {

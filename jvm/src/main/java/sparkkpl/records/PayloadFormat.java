@@ -34,10 +34,22 @@ public final class PayloadFormat implements Serializable {
 
     private final Format format;
     private final String timeZoneId;
+    /** Null unless the records carry a schema registry's header. */
+    private final RegistryHeader registryHeader;
 
     PayloadFormat(Format format, String timeZoneId) {
+        this(format, timeZoneId, null);
+    }
+
+    private PayloadFormat(Format format, String timeZoneId, RegistryHeader registryHeader) {
         this.format = format;
         this.timeZoneId = timeZoneId;
+        this.registryHeader = registryHeader;
+    }
+
+    /** This Avro format, each record's data preceded by {@code header}. */
+    PayloadFormat withRegistryHeader(RegistryHeader header) {
+        return new PayloadFormat(format, timeZoneId, header);
     }
 
     /**
@@ -80,7 +92,11 @@ public final class PayloadFormat implements Serializable {
     }
 
     Serializer newSerializer(StructType payloadSchema) {
-        return format == Format.JSON ? jsonSerializer(payloadSchema) : avroSerializer(payloadSchema);
+        if (format == Format.JSON) {
+            return jsonSerializer(payloadSchema);
+        }
+        Serializer avro = avroSerializer(payloadSchema);
+        return registryHeader == null ? avro : payload -> registryHeader.frame(avro.serialize(payload));
     }
 
     private Serializer jsonSerializer(StructType schema) {
@@ -95,13 +111,18 @@ public final class PayloadFormat implements Serializable {
         };
     }
 
+    /** The Avro schema of rows of {@code schema}, as to_avro derives it (SchemaConverters.toAvroType). */
+    static Schema avroSchema(StructType schema) throws ReflectiveOperationException {
+        Object converters = Class.forName(AVRO_SCHEMA_CONVERTERS).getField("MODULE$").get(null);
+        return (Schema) converters.getClass()
+            .getMethod("toAvroType", DataType.class, boolean.class, String.class, String.class)
+            .invoke(converters, schema, false, AVRO_RECORD_NAME, "");
+    }
+
     /** As Spark's CatalystDataToAvro (to_avro): the row as an Avro datum, in Avro's binary encoding. */
     private static Serializer avroSerializer(StructType schema) {
         try {
-            Object converters = Class.forName(AVRO_SCHEMA_CONVERTERS).getField("MODULE$").get(null);
-            Schema avroSchema = (Schema) converters.getClass()
-                .getMethod("toAvroType", DataType.class, boolean.class, String.class, String.class)
-                .invoke(converters, schema, false, AVRO_RECORD_NAME, "");
+            Schema avroSchema = avroSchema(schema);
             Class<?> serializerClass = Class.forName(AVRO_SERIALIZER);
             Object serializer = serializerClass.getConstructor(DataType.class, Schema.class, boolean.class)
                 .newInstance(schema, avroSchema, false);

@@ -30,6 +30,7 @@ import sparkkpl.metrics.ProgressFigures;
 import sparkkpl.records.Partitioning;
 import sparkkpl.records.PayloadFormat;
 import sparkkpl.records.RowLayout;
+import sparkkpl.records.SchemaRegistration;
 
 /**
  * A Kinesis sink seen as a Spark table: append-only, with the written DataFrame's schema. A streaming
@@ -135,6 +136,7 @@ final class KplTable implements SupportsWrite, ReportsSinkMetrics {
                 + "' or '" + RowLayout.STREAM_ARN + "' naming each row's stream");
         }
         StreamAccount.check(options.producer());
+        format = SchemaRegistration.headed(format, layout, options);
         LOG.debug("Write {} resolved", info.queryId());
         return new ResolvedWrite(resolved, layout, format,
             Partitioning.chosen(options.target().partitioner(), options.target().defaultPartition(), layout), info.queryId(),

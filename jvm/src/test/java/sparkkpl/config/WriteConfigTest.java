@@ -44,8 +44,8 @@ public class WriteConfigTest {
     public void everySinkOptionBecomesAValueOfItsOwnName() {
         Set<String> values = new HashSet<>();
         for (Class<?> type : List.of(WriteOptions.Target.class, WriteOptions.Delivery.class,
-                WriteOptions.RecordShape.class, WriteOptions.Aggregating.class, WriteOptions.Query.class,
-                ProducerSpec.Options.class)) {
+                WriteOptions.RecordShape.class, WriteOptions.Registry.class, WriteOptions.Aggregating.class,
+                WriteOptions.Query.class, ProducerSpec.Options.class)) {
             for (RecordComponent component : type.getRecordComponents()) {
                 assertTrue("one group per option: " + component.getName(), values.add(component.getName()));
             }
@@ -96,6 +96,28 @@ public class WriteConfigTest {
         assertTrue(limited.isAggregationEnabled());
         assertEquals(1L, limited.getAggregationMaxCount());
         assertEquals(80L, limited.getRateLimit());
+    }
+
+    /** The registry's header goes first and describes an Avro row; its options alone would do nothing. */
+    @Test
+    public void aSchemaRegistryNeedsAvroRowsWithNothingBeforeTheHeader() {
+        WriteOptions.Registry registry = read("format", "avro", "schemaRegistryName", "r", "schemaCompression", "zlib")
+            .registry();
+        assertTrue(registry.used());
+        assertEquals(SchemaCompression.ZLIB, registry.schemaCompression());
+        assertEquals(SchemaCompatibility.BACKWARD, registry.schemaCompatibility());
+        assertFalse(read().registry().used());
+        assertContains(errorOf("schemaRegistryName", "r"), "Option 'schemaRegistryName' needs format=avro",
+            "format=raw writes the data column as it is");
+        assertContains(errorOf("format", "json", "schemaRegistryName", "r"), "needs format=avro");
+        assertContains(errorOf("format", "avro", "schemaRegistryName", "r", "recordId", "prefix"),
+            "'schemaRegistryName' cannot be used with recordId=prefix");
+        assertContains(errorOf("format", "avro", "schemaName", "s"),
+            "Option 'schemaName' needs the option 'schemaRegistryName' (spark.kpl.schemaRegistryName)");
+        assertContains(errorOf("format", "avro", "schemaRegistryName", "r", "schemaCompatibility", "full"),
+            "'schemaCompatibility' is the mode of a schema the sink creates: it needs schemaAutoRegistration=true");
+        assertEquals(SchemaCompatibility.FULL, read("format", "avro", "schemaRegistryName", "r",
+            "schemaAutoRegistration", "true", "schemaCompatibility", "full").registry().schemaCompatibility());
     }
 
     @Test
