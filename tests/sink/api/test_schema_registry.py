@@ -117,8 +117,8 @@ def test_the_registry_deserializer_reads_back_every_row_once_with_its_key(writes
 
 
 def test_aggregated_rows_travel_in_aggregates_and_unaggregated_ones_alone(writes, endpoint):
-    assert len(endpoint.stored_records("gsr-aggregated")) < ROWS / 10
-    assert len(endpoint.stored_records("gsr-unaggregated")) == ROWS
+    assert len(endpoint.kinesis_records("gsr-aggregated")) < ROWS / 10
+    assert len(endpoint.kinesis_records("gsr-unaggregated")) == ROWS
 
 
 def test_auto_registration_registers_the_schema_once_under_the_stream_name(writes, registry):
@@ -130,20 +130,20 @@ def test_a_schema_not_registered_fails_on_the_driver_naming_schema_and_registry(
     error = writes["gsr-not-registered"]["error"]
     assert f"schema '{ABSENT_SCHEMA}' in Glue Schema Registry '{REGISTRY}'" in error
     assert "schemaAutoRegistration" in error
-    assert endpoint.stored_records("gsr-not-registered") == []
+    assert endpoint.kinesis_records("gsr-not-registered") == []
 
 
 def test_a_registry_that_refuses_access_fails_the_write_on_the_driver_naming_schema_and_registry(writes, endpoint):
     error = writes["gsr-access-refused"]["error"]
     assert f"refused access to the schema 'gsr-access-refused' in Glue Schema Registry '{REGISTRY}'" in error
-    assert endpoint.stored_records("gsr-access-refused") == []
+    assert endpoint.kinesis_records("gsr-access-refused") == []
 
 
 def test_a_registry_out_of_reach_fails_the_write_on_the_driver_naming_the_endpoint(writes, endpoint):
     error = writes["gsr-unreachable"]["error"]
     assert (f"could not be reached for the schema 'gsr-unreachable' in Glue Schema Registry '{REGISTRY}' "
             f"(endpoint {UNREACHABLE}, option schemaRegistryEndpoint)") in error
-    assert endpoint.stored_records("gsr-unreachable") == []
+    assert endpoint.kinesis_records("gsr-unreachable") == []
 
 
 @pytest.fixture(scope="module")
