@@ -148,6 +148,12 @@ class KinesisApi:
         return _user_records(self._snapshot(stream))
 
     def kinesis_records(self, stream: str, take: bool = False) -> List[KinesisRecord]:
+        return [KinesisRecord(shard_id, sequence_number, key, base64.b64decode(data))
+                for shard_id, stored in self._snapshot(stream, take)
+                for sequence_number, key, _ehk, data, _arrived in stored]
+
+    def _snapshot(self, stream: str, take: bool = False) -> List[Tuple[str, List[Any]]]:
+        """Each shard's stored records; ``take``: the shards forget them."""
         with self._lock:
             found = self._streams.get(stream)
             if found is None:
@@ -156,8 +162,7 @@ class KinesisApi:
             if take:
                 for shard in found.all_shards:
                     shard.stored.clear()
-        return [KinesisRecord(shard_id, sequence_number, key, base64.b64decode(data))
-                for shard_id, stored in snapshot for sequence_number, key, _ehk, data, _arrived in stored]
+            return snapshot
 
     def delete_stream_after(self, name: str, records: int) -> None:
         if records < 1:
