@@ -4,6 +4,7 @@ JVM and KPL daemon it starts) unable to reach the EC2 metadata address."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import shutil
@@ -52,6 +53,10 @@ TEST_PROGRAMS = Path(__file__).resolve().parents[1] / "build" / "classes" / "jav
 #: Tests using these run on every Spark line (scripts/test.sh selects them with -m uses_spark).
 _SPARK_FIXTURES = {"spark", "cluster", "cluster_spark", "connect_server", "connect_spark", "any_spark"}
 
+
+#: The benchmarks' harness is in .venv only (scripts/install.sh), where its tests run with the whole suite;
+#: the other Spark lines' venvs run no test of it, so they do not collect them.
+collect_ignore = [] if importlib.util.find_spec("spark_kpl_bench") else ["unit/test_payload_units.py"]
 
 _IS_ROOT = os.geteuid() == 0
 #: Root-only safety checks collected in this session: they skip without root, and the session's
