@@ -23,6 +23,15 @@ def add_file(folder, number, rows=10):
     os.rename(temporary, os.path.join(folder, f"part-{number}.json"))
 
 
+def source_of(tmp_path, files):
+    """A source folder of ``files`` JSON files (:func:`add_file`), one micro-batch each with maxFilesPerTrigger=1."""
+    source = str(tmp_path / "source")
+    os.makedirs(source)
+    for number in range(files):
+        add_file(source, number)
+    return source
+
+
 def run_until_caught_up(spark, source, checkpoint, stream, kinesis):
     query = (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(source)
              .writeStream.format("kpl").option("checkpointLocation", checkpoint).option("streamName", stream)
@@ -38,10 +47,7 @@ def expected(files, rows=10):
 
 
 def test_micro_batches_arrive_exactly_once_and_a_replayed_batch_is_not_resent(spark, kinesis, stream, tmp_path):
-    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
-    os.makedirs(source)
-    for number in range(3):
-        add_file(source, number)
+    source, checkpoint = source_of(tmp_path, 3), str(tmp_path / "checkpoint")
     query = run_until_caught_up(spark, source, checkpoint, stream, kinesis)
     assert [p["batchId"] for p in query.recentProgress if p["numInputRows"]] == [0, 1, 2]
     records = kinesis.read_records(stream)
@@ -70,10 +76,7 @@ def test_checkpoint_location_is_refused_for_a_batch_write(spark, kinesis, stream
 
 def test_a_named_query_writes_every_record_once(spark, kinesis, stream, tmp_path):
     """writeStream.queryName(...) reaches the sink as an option named queryName: taken, not refused."""
-    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
-    os.makedirs(source)
-    for number in range(2):
-        add_file(source, number)
+    source, checkpoint = source_of(tmp_path, 2), str(tmp_path / "checkpoint")
     query = (spark.readStream.schema("data string").option("maxFilesPerTrigger", 1).json(source)
              .writeStream.queryName("orders_to_kinesis").format("kpl").option("checkpointLocation", checkpoint)
              .option("streamName", stream).options(**kinesis.kpl_options()).trigger(availableNow=True).start())
@@ -85,9 +88,7 @@ def test_a_named_query_writes_every_record_once(spark, kinesis, stream, tmp_path
 
 def test_start_with_a_path_writes_to_the_stream_it_names(spark, kinesis, stream, tmp_path):
     """writeStream...start("clicks") works as .option("streamName", "clicks").start()."""
-    source = str(tmp_path / "source")
-    os.makedirs(source)
-    add_file(source, 0)
+    source = source_of(tmp_path, 1)
     query = (spark.readStream.schema("data string").json(source)
              .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .options(**kinesis.kpl_options()).trigger(availableNow=True).start(stream))
@@ -98,9 +99,7 @@ def test_start_with_a_path_writes_to_the_stream_it_names(spark, kinesis, stream,
 
 def test_a_write_name_is_refused_for_a_streaming_query(spark, kinesis, stream, tmp_path):
     """A streaming query's records carry its own id, which its checkpoint keeps."""
-    source = str(tmp_path / "source")
-    os.makedirs(source)
-    add_file(source, 0)
+    source = source_of(tmp_path, 1)
     query = (spark.readStream.schema("data string").json(source)
              .writeStream.format("kpl").option("checkpointLocation", str(tmp_path / "checkpoint"))
              .option("streamName", stream).option("recordId", "prefix").option("writeName", "nightly")
@@ -112,10 +111,7 @@ def test_a_write_name_is_refused_for_a_streaming_query(spark, kinesis, stream, t
 
 def test_a_query_resolves_its_write_once_for_all_its_micro_batches(spark, kinesis, stream, tmp_path, jvm_log):
     """Spark asks the query's table for a new write at every micro-batch: the table keeps the query's."""
-    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
-    os.makedirs(source)
-    for number in range(20):
-        add_file(source, number)
+    source, checkpoint = source_of(tmp_path, 20), str(tmp_path / "checkpoint")
     log4j = spark.sparkContext._jvm.org.apache.logging.log4j
     log4j.core.config.Configurator.setLevel("sparkkpl.spark.KplTable", log4j.Level.DEBUG)
     try:

@@ -32,6 +32,8 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     private final TaskContext task = TaskContext.get();
     private long rowNumber;
     private long skipped;
+    /** Spark 4.0+: writeAll waited for every record's acknowledgement after the last row; commit need not again. */
+    private boolean acknowledgedInWriteAll;
     private boolean committed;
 
     KplDataWriter(int partitionId, RecordAssembler assembler, FailedRecords failures, TaskProducers producers) {
@@ -86,6 +88,7 @@ final class KplDataWriter implements DataWriter<InternalRow> {
         }
         try {
             producers.finish();
+            acknowledgedInWriteAll = true;
         } catch (IOException | RuntimeException e) {
             throw SinkTaskFailedException.named(e, partitionId, producers.acks());
         }
@@ -94,7 +97,9 @@ final class KplDataWriter implements DataWriter<InternalRow> {
     @Override
     public WriterCommitMessage commit() throws IOException {
         try {
-            producers.finish();
+            if (!acknowledgedInWriteAll) {
+                producers.finish();
+            }
             producers.handOverFailures();
             failures.commit();
             committed = true;
