@@ -20,7 +20,7 @@ from typing import Dict, List, Mapping, Optional, Set
 
 from spark_kpl_testing.env import LOOPBACK_AWS_ENV, loopback_env, python_path
 from spark_kpl_testing.lifecycle import Service
-from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_port
+from spark_kpl_testing.net import LOOPBACK, NO_PROXY, free_ports
 from spark_kpl_testing.polling import wait_for
 from spark_kpl_testing.processes import cmdline, descendants, log_tail, process_table, stop_processes, terminate
 
@@ -76,7 +76,9 @@ class StandaloneCluster(Service):
         self._tmp = Path(tempfile.mkdtemp(prefix="spark-kpl-cluster-"))
         for sub in ("work", "logs", "pids", "local"):
             (self._tmp / sub).mkdir()
-        self._port, self._webui_port = free_port(), free_port()
+        # All ports picked together: two free_port() calls in a row may return the same port, and a master
+        # whose web UI then moves to the next port is polled on its RPC port (CI of stop 53).
+        self._port, self._webui_port, *worker_ports = free_ports(2 + 2 * self.workers)
         try:
             self._master = self._spawn(
                 "master",
@@ -90,8 +92,8 @@ class StandaloneCluster(Service):
                         "org.apache.spark.deploy.worker.Worker",
                         [
                             "--host", LOOPBACK,
-                            "--port", str(free_port()),
-                            "--webui-port", str(free_port()),
+                            "--port", str(worker_ports[2 * i]),
+                            "--webui-port", str(worker_ports[2 * i + 1]),
                             "--cores", str(self.cores_per_worker),
                             "--memory", self.memory_per_worker,
                             self.master_url,
