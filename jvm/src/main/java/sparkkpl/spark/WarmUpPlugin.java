@@ -33,7 +33,11 @@ public final class WarmUpPlugin implements SparkPlugin {
         return new ExecutorPlugin() {
             @Override
             public void init(PluginContext context, Map<String, String> extraConf) {
-                start(new RowPathWarmUp(RowPathWarmUp.ROWS));
+                try {
+                    start(new RowPathWarmUp(RowPathWarmUp.ROWS));
+                } catch (RuntimeException | OutOfMemoryError e) { // no thread to be had: the executor starts without
+                    LOG.debug("The row path's warm-up did not start", e);
+                }
             }
         };
     }
