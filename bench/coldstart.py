@@ -58,10 +58,6 @@ HEAP = "2g"
 #: In a variant's flags: the class-data archive that this run's training child wrote (train_archive).
 ARCHIVE = "{archive}"
 C1_ONLY = "-XX:TieredStopAtLevel=1"
-#: The sink's experimental plugin that runs its row path on synthetic rows as the executor starts (issue #51):
-#: Spark reads the driver JVM's spark.* system properties into its conf, and in local mode the driver JVM
-#: runs the one executor's plugins. The child's session sets spark.plugins.defaultList, not spark.plugins.
-WARM_UP = "-Dspark.plugins=sparkkpl.spark.WarmUpPlugin"
 #: Each variant: the producer (the sink, Spark's noop sink, or boto3's put_records in foreachPartition), the
 #: JVM flags it runs with, its Spark master. A noop variant with a sink variant's flags is its Spark floor.
 VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
@@ -80,9 +76,6 @@ VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
     "c1-noop": ("noop", [C1_ONLY], "local[2]"),
     "cds-noop": ("noop", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
     "boto3": ("boto3", [], "local[2]"),
-    # the row path run on synthetic rows on a thread of its own as the executor starts (WarmUpPlugin)
-    "warm-up": ("sink", [WARM_UP], "local[2]"),
-    "warm-up-c1": ("sink", [WARM_UP, C1_ONLY], "local[2]"),
     # one task slot on the two cores: the compilers need not take the tasks' core
     "one-task": ("sink", [], "local[1]"),
 }

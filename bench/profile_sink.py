@@ -43,8 +43,7 @@ OWNERS = (("sparkkpl/shaded/software/amazon/kinesis/producer", "KPL (Java side)"
 #: JVM threads by kind, from the thread names the JVM, Spark and the KPL give them.
 THREAD_KINDS = (("Executor task launch", "Spark tasks (the sink's row path)"), ("C2 Compiler", "JIT compiler"),
                 ("C1 Compiler", "JIT compiler"), ("GC Thread", "garbage collector"), ("G1", "garbage collector"),
-                ("kpl-", "KPL Java side"), ("spark-kpl-warm-up", "the sink's row-path warm-up (WarmUpPlugin)"),
-                ("spark-kpl-", "the sink's KPL-call threads"))
+                ("kpl-", "KPL Java side"), ("spark-kpl-", "the sink's KPL-call threads"))
 
 
 def thread_cpu_seconds(pid: int) -> Dict[str, float]:

@@ -66,11 +66,6 @@ public final class PayloadFormat implements Serializable {
         return new PayloadFormat(format, session.conf().get("spark.sql.session.timeZone"));
     }
 
-    /** The raw format, which takes the data column as it is: no session needed (the row path's warm-up). */
-    public static PayloadFormat raw() {
-        return new PayloadFormat(Format.RAW, "UTC");
-    }
-
     /** "2.13" for Scala 2.13.16: the suffix of Spark's Scala artifacts. */
     private static String scalaBinaryVersion() {
         String[] parts = scala.util.Properties.versionNumberString().split("\\.");
