@@ -1,7 +1,6 @@
 package sparkkpl.aggregation;
 
 import java.io.IOException;
-import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -37,8 +36,6 @@ final class ShardRouter {
     private final Set<String> unlisted = new HashSet<>();
     /** Streams this task could not list for a lane alone: records of sink-chosen keys wait in the stream's lane. */
     private final Set<String> laneless = new HashSet<>();
-    /** The task's own MD5 for its rows' partition keys: a thread-local lookup per row showed in the task's profile. */
-    private final MessageDigest md5 = HashKeys.newMd5();
 
     /**
      * @param shardMaps the maps of the producer the task feeds
@@ -88,7 +85,7 @@ final class ShardRouter {
     }
 
     private String find(KinesisRecord record, byte[] partitionKey) {
-        HashKey hashKey = HashKeys.effective(md5, partitionKey, record.explicitHashKey());
+        HashKey hashKey = HashKeys.effective(partitionKey, record.explicitHashKey());
         try {
             ShardMap map = maps.get(record.stream());
             if (map == null || map.retired() || map.ageNanos() >= ShardMaps.MAX_AGE_NANOS) {

@@ -24,18 +24,10 @@ public final class HashKeys {
 
     /** As {@link #effective(String, String)}, for a partition key already encoded to UTF-8. */
     public static HashKey effective(byte[] partitionKeyUtf8, String explicitHashKey) {
-        return effective(MD5.get(), partitionKeyUtf8, explicitHashKey);
-    }
-
-    /**
-     * As {@link #effective(byte[], String)}, digesting with {@code md5}: for a caller on one thread that digests
-     * every row, whose own digest spares the per-row thread-local lookup.
-     */
-    public static HashKey effective(MessageDigest md5, byte[] partitionKeyUtf8, String explicitHashKey) {
         if (explicitHashKey != null) {
             return HashKey.of(new BigInteger(explicitHashKey.trim()));
         }
-        return HashKey.ofDigest(md5.digest(partitionKeyUtf8));
+        return HashKey.ofDigest(md5(partitionKeyUtf8));
     }
 
     public static byte[] md5(byte[] bytes) {
@@ -48,8 +40,7 @@ public final class HashKeys {
         return md5.digest();
     }
 
-    /** A digest of its own, for one thread. */
-    public static MessageDigest newMd5() {
+    private static MessageDigest newMd5() {
         try {
             return MessageDigest.getInstance("MD5");
         } catch (NoSuchAlgorithmException e) {
