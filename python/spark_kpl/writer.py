@@ -34,9 +34,10 @@ class WriteResult:
     awaiting Kinesis's answer); ``records_failed`` counts records not delivered (only non-zero with
     ``failOnError=False``: otherwise the first one fails the write); ``records_skipped`` rows with null
     data skipped under ``nullData="skip"``; ``records_replayed`` rows of a streaming micro-batch already delivered
-    before a restart, not sent again; ``records_resent`` records sent a second time because Kinesis
+    before a restart, not sent again; ``records_resent`` records sent again because Kinesis
     stored their aggregate in a shard it was not built for (a reshard mid-write), where a consumer
-    that checks hash ranges (the KCL) drops it; ``records_unaggregated`` rows sent one per Kinesis record
+    that checks hash ranges (the KCL) drops it, or refused them for their shard's throughput in every
+    attempt until ``RecordTtl`` (never stored, so no copy); ``records_unaggregated`` rows sent one per Kinesis record
     because their stream places records itself (record distribution strategy ``AUTO``), where a consumer
     that checks hash ranges would drop an aggregate. ``kinesis_records_written`` counts the Kinesis
     records acknowledged (with the default aggregation, each an aggregate of many records), and

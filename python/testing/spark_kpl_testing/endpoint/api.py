@@ -255,7 +255,8 @@ class KinesisApi:
             now, arrived = time.monotonic(), time.time()
             for hash_key, size, key, ehk, data in routed:
                 shard = stream.shard_for_put(hash_key)  # under the lock: a split or merge may have just happened
-                if limited and shard.limits.throttled(size, now, record_rate, byte_rate):
+                if (self._faults.record_starved(data)  # first: a starved record takes none of the shard's tokens
+                        or limited and shard.limits.throttled(size, now, record_rate, byte_rate)):
                     errors["ProvisionedThroughputExceededException"] += 1
                     results.append({"ErrorCode": "ProvisionedThroughputExceededException",
                                     "ErrorMessage": f"Rate exceeded for shard {shard.shard_id} in stream "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -33,6 +34,10 @@ class Faults:
     its rate (``ListShards``: 1,000 a second per stream). ``streams``: when set, those faults fall only on
     calls naming one of these streams (by ``StreamName`` or ``StreamARN``), so that one stream can be made
     slow while others are not.
+
+    ``starved_data``: a Kinesis record whose data holds these bytes (inside an aggregate too) is refused for its
+    shard's throughput, however idle the shard, for ``starved_seconds`` from the first such refusal: a record
+    that other writers keep outrunning at a busy shard.
     """
 
     shard_records_per_second: Optional[float] = None
@@ -45,6 +50,8 @@ class Faults:
     latency: float = 0.0
     operations: FrozenSet[str] = frozenset({"PutRecords"})
     streams: Optional[FrozenSet[str]] = None
+    starved_data: Optional[bytes] = None
+    starved_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("http_error_rate", "reset_rate", "limit_exceeded_rate", "record_failure_rate"):
@@ -55,6 +62,8 @@ class Faults:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"Faults.{name} must be positive or None, got {value!r}")
+        if self.starved_seconds < 0:
+            raise ValueError(f"Faults.starved_seconds must be >= 0, got {self.starved_seconds!r}")
         if self.latency < 0:
             raise ValueError(f"Faults.latency must be >= 0 seconds, got {self.latency!r}")
         object.__setattr__(self, "operations", frozenset(self.operations))
@@ -98,6 +107,7 @@ class FaultInjector:
         self._outage_until = 0.0
         self._carry: Dict[str, float] = {"reset": 0.5, "error": 0.5, "limit": 0.5, "record": 0.5}
         self._last_error_503 = False
+        self._starved_since: Optional[float] = None
 
     @property
     def faults(self) -> Faults:
@@ -106,6 +116,7 @@ class FaultInjector:
     def set(self, faults: Optional[Faults] = None, **changes: Any) -> Faults:
         with self._lock:
             self._faults = replace(faults or self._faults, **changes)
+            self._starved_since = None
             return self._faults
 
     def outage(self, seconds: float) -> None:
@@ -143,6 +154,17 @@ class FaultInjector:
             return False
         with self._lock:
             return self._due("record", rate)
+
+    def record_starved(self, data: str) -> bool:
+        """Whether this record (``data`` base64, as sent) is refused for throughput by ``starved_data``."""
+        faults = self._faults
+        if faults.starved_data is None or faults.starved_data not in base64.b64decode(data):
+            return False
+        with self._lock:
+            now = time.monotonic()
+            if self._starved_since is None:
+                self._starved_since = now
+            return now - self._starved_since < faults.starved_seconds
 
     def _due(self, kind: str, share: float) -> bool:
         if share <= 0:

@@ -13,8 +13,9 @@ public enum WriteMetric {
     RECORDS_FAILED("records not delivered: finally failed by Kinesis, or rows that could not become records", true),
     RECORDS_SKIPPED("rows not sent on purpose: null data with nullData=skip", true),
     RECORDS_REPLAYED("rows of a micro-batch delivered before a restart, which Spark ran again: not re-sent", true),
-    RECORDS_RESENT("records sent again because Kinesis stored their aggregate in a shard it was not built for "
-        + "(the stream was resharded mid-write), where a consumer that checks hash ranges drops it", true),
+    RECORDS_RESENT("records sent again: Kinesis stored their aggregate in a shard it was not built for (the stream "
+        + "was resharded mid-write), where a consumer that checks hash ranges drops it, or refused them for their "
+        + "shard's throughput in every attempt until RecordTtl, so that they were never stored", true),
     RECORDS_UNAGGREGATED("rows sent one per Kinesis record, not aggregated, because their stream places records "
         + "itself (record distribution strategy AUTO), where a consumer that checks hash ranges drops aggregates", true),
     BYTES_WRITTEN("bytes of acknowledged records (data plus partition key, as Kinesis counts them)", true),

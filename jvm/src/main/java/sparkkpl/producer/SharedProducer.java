@@ -140,7 +140,7 @@ public final class SharedProducer implements SharedPool.Pooled {
             future.addListener(() -> settled(record, future), MoreExecutors.directExecutor());
             future.addListener(onAnswered, MoreExecutors.directExecutor());
             released = true;
-            acks.track(future, record);
+            acks.track(future, record, this);
         } finally {
             // Whatever the KPL threw (an Error too), a record it did not take gives its room back.
             if (!released) {

@@ -5,6 +5,8 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Queue;
@@ -41,6 +43,7 @@ public final class TaskAcks {
     private static final ScheduledExecutorService UNANSWERED = unansweredTimer();
     private final Queue<FailedRecord> failures = new ConcurrentLinkedQueue<>();
     private final Queue<Misplaced> misplaced = new ConcurrentLinkedQueue<>();
+    private final Queue<Starved> starved = new ConcurrentLinkedQueue<>();
     private long added;
     private long succeeded;
     private long failed;
@@ -50,7 +53,10 @@ public final class TaskAcks {
     private long kinesisRecordsSucceeded;
     /** Attempts of the task's Kinesis records that Kinesis throttled, answered or not. */
     private long throttledAttempts;
-    /** Records sent again because Kinesis stored their aggregate where a consumer drops them. */
+    /**
+     * Records sent again: Kinesis stored their aggregate where a consumer drops them, or refused every attempt
+     * for its shard's throughput until RecordTtl.
+     */
     private long resent;
     /** The first failure of the producer itself among this task's records, or null. */
     private Throwable producerFailure;
@@ -59,15 +65,24 @@ public final class TaskAcks {
 
     /** How long the KPL may take to answer for a record; 0: as long as it takes. */
     private final long recordTimeoutMs;
+    /** Whether a record starved at its shard's throughput goes again ({@link #takeStarved}) rather than failing. */
+    private final boolean resendsStarved;
 
     /** Acknowledgements the KPL's own timeout alone bounds (tests, tools). */
     public TaskAcks() {
-        this(0);
+        this(0, true);
     }
 
-    /** @param recordTimeoutMs how long the KPL may take to answer for a record before the task fails */
-    public TaskAcks(long recordTimeoutMs) {
+    /**
+     * @param recordTimeoutMs how long the KPL may take to answer for a record before the task fails
+     * @param resendsStarved whether a record Kinesis refused for its shard's throughput in every attempt until
+     *     RecordTtl is the task's to send again: never stored, it only waited its turn too long (the stream
+     *     took others meanwhile), and a write faster than its stream waits rather than fails. Not with
+     *     {@code ordering=key}, where the records behind it in its shard went on once it was answered.
+     */
+    public TaskAcks(long recordTimeoutMs, boolean resendsStarved) {
         this.recordTimeoutMs = recordTimeoutMs;
+        this.resendsStarved = resendsStarved;
     }
 
     /**
@@ -78,15 +93,20 @@ public final class TaskAcks {
      */
     public record Misplaced(KplRecord record, String storedIn, boolean streamWentMissing) {}
 
+    /** A record that starved at its shard's throughput, with the producer it went through, whose feed sends it again. */
+    private record Starved(KplRecord record, SharedProducer producer) {}
+
     private static final String STREAM_NOT_FOUND = "ResourceNotFoundException";
     private static final String THROTTLED = "ProvisionedThroughputExceededException";
+    /** The KPL's own last attempt of a record it gave up on at RecordTtl. */
+    private static final String EXPIRED = "Expired";
 
     /**
      * Tracks one KPL record: Kinesis's answer for it is the answer for each task record it carries.
      * A record the KPL gives no answer for within the bound counts as failed by the producer, and
      * its KPL future is cancelled, which gives its room under the queue limit back.
      */
-    void track(ListenableFuture<UserRecordResult> kplFuture, KplRecord record) {
+    void track(ListenableFuture<UserRecordResult> kplFuture, KplRecord record, SharedProducer producer) {
         synchronized (this) {
             added += record.count();
         }
@@ -108,7 +128,7 @@ public final class TaskAcks {
             @Override
             public void onFailure(Throwable error) {
                 if (error instanceof UserRecordFailedException) {
-                    refused(record, (UserRecordFailedException) error);
+                    refused(record, producer, (UserRecordFailedException) error);
                 } else if (recordTimeoutMs > 0
                         && (error instanceof TimeoutException || error instanceof FutureTimedOutException)) {
                     // The sink's bound or the KPL's own (the same UserRecordTimeoutInMillis), whichever fired first.
@@ -141,9 +161,17 @@ public final class TaskAcks {
         }
     }
 
-    /** Kinesis finally refused the record: a failure of each task record it carries. */
-    private void refused(KplRecord record, UserRecordFailedException error) {
-        countThrottles(error.getResult().getAttempts());
+    /**
+     * Kinesis finally refused the record: a failure of each task record it carries, unless it only starved
+     * at its shard's throughput, whose records the task sends again.
+     */
+    private void refused(KplRecord record, SharedProducer producer, UserRecordFailedException error) {
+        List<Attempt> attempts = error.getResult().getAttempts();
+        countThrottles(attempts);
+        if (resendsStarved && starvedAtThroughput(attempts)) {
+            starved(new Starved(record, producer));
+            return;
+        }
         List<TaskRecord> carried;
         try {
             carried = record.carried();
@@ -157,6 +185,53 @@ public final class TaskAcks {
         }
         carried.forEach(inside -> failures.add(failure(inside.record(), inside.rowNumber(), error)));
         completed(0, record.count(), 0);
+    }
+
+    /**
+     * Whether the KPL gave up on a record at RecordTtl after Kinesis refused each of its attempts, at least one,
+     * for the shard's throughput: every attempt an explicit refusal of that record, so it was never stored. An
+     * attempt that timed out, met a network error or any other answer may have stored it.
+     */
+    static boolean starvedAtThroughput(List<Attempt> attempts) {
+        if (attempts.size() < 2 || !EXPIRED.equals(attempts.get(attempts.size() - 1).getErrorCode())) {
+            return false;
+        }
+        for (Attempt attempt : attempts.subList(0, attempts.size() - 1)) {
+            if (!THROTTLED.equals(attempt.getErrorCode())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private synchronized void starved(Starved record) {
+        starved.add(record);
+        notifyAll();
+    }
+
+    /**
+     * The records that starved at their shard's throughput in {@code producer}, for the task's own thread to
+     * send again: they no longer count as added until then.
+     */
+    List<KplRecord> takeStarved(SharedProducer producer) {
+        if (starved.isEmpty()) { // the task's thread asks at every row
+            return List.of();
+        }
+        List<KplRecord> taken = new ArrayList<>();
+        for (Iterator<Starved> it = starved.iterator(); it.hasNext(); ) {
+            Starved next = it.next();
+            if (next.producer() == producer) {
+                it.remove();
+                taken.add(next.record());
+            }
+        }
+        synchronized (this) {
+            for (KplRecord record : taken) {
+                added -= record.count();
+                resent += record.count();
+            }
+        }
+        return taken;
     }
 
     private synchronized void cannotAccount(IOException error) {
@@ -261,7 +336,8 @@ public final class TaskAcks {
      * after the other (docs/performance.md, "Figures behind the code's choices").
      *
      * <p>It returns early, with false, when Kinesis stored an aggregate of the task's in a shard
-     * other than its target: the task settles it ({@link #pollMisplaced}) and waits again.
+     * other than its target, or a record starved at its shard's throughput: the task settles it
+     * ({@link #pollMisplaced}, {@link #takeStarved}) and waits again.
      *
      * @param flush sends what the KPL still buffers, unless the producer flushed within its pacing
      *     ({@link FlushPacing}): the clock here only says when to ask
@@ -288,7 +364,7 @@ public final class TaskAcks {
             }
             synchronized (this) {
                 if (needsTheTask()) {
-                    return misplaced.isEmpty();
+                    return nothingToResend();
                 }
                 long now = System.nanoTime();
                 if (deadline - now <= 0) {
@@ -297,16 +373,20 @@ public final class TaskAcks {
                 }
                 TimeUnit.NANOSECONDS.timedWait(this, Math.min(deadline, nextFlush) - now);
                 if (needsTheTask()) {
-                    return misplaced.isEmpty();
+                    return nothingToResend();
                 }
                 woken = true;
             }
         }
     }
 
-    /** Whether waiting is over: all settled, the producer failed, or a misplaced aggregate is the task's to settle. */
+    /** Whether waiting is over: all settled, the producer failed, or a record is the task's to settle or send again. */
     private boolean needsTheTask() {
-        return !misplaced.isEmpty() || producerFailure != null || taskFailure != null || succeeded + failed >= added;
+        return !nothingToResend() || producerFailure != null || taskFailure != null || succeeded + failed >= added;
+    }
+
+    private boolean nothingToResend() {
+        return misplaced.isEmpty() && starved.isEmpty();
     }
 
     public synchronized long added() {

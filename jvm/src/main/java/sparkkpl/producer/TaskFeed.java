@@ -260,7 +260,7 @@ public final class TaskFeed {
                 acks.throwIfProducerFailed(); // a record the KPL lost may still be stored: none may go after it
             }
             for (TaskFeed feed : feeds) {
-                feed.resendMisplaced();
+                feed.resendMisplacedAndStarved();
                 feed.send();
             }
         }
@@ -288,9 +288,15 @@ public final class TaskFeed {
     /**
      * Settles the aggregates Kinesis stored in a shard other than the one they were built for (the
      * stream was resharded meanwhile): where a consumer that checks hash ranges keeps every record
-     * they stand; otherwise their records are grouped again, from a fresh shard map, and sent.
+     * they stand; otherwise their records are grouped again, from a fresh shard map, and sent. So are
+     * the records of this feed that starved at their shard's throughput, never stored.
      */
-    public void resendMisplaced() throws IOException, InterruptedException, TimeoutException {
+    public void resendMisplacedAndStarved() throws IOException, InterruptedException, TimeoutException {
+        for (KplRecord starved : acks.takeStarved(producer)) {
+            for (TaskRecord record : starved.carried()) {
+                group(record);
+            }
+        }
         for (TaskAcks.Misplaced aggregate = acks.pollMisplaced(); aggregate != null; aggregate = acks.pollMisplaced()) {
             boolean kept = grouping.keptWhereStored(aggregate.record(), aggregate.storedIn(),
                 aggregate.streamWentMissing());

@@ -70,7 +70,7 @@ public final class TaskProducers {
         this.groupingFor = groupingFor;
         this.rowStreams = rowStreams;
         this.failures = failures;
-        this.acks = new TaskAcks(spec.recordAnswerTimeoutMs());
+        this.acks = new TaskAcks(spec.recordAnswerTimeoutMs(), !inKeyOrder);
     }
 
     /** Sends row {@code rowNumber}'s record on its way, waiting for room under the queue limit if need be. */
@@ -95,7 +95,7 @@ public final class TaskProducers {
             unaggregated++;
         }
         try { // not through inFeed: its message and step would be two objects per row
-            feed.resendMisplaced();
+            feed.resendMisplacedAndStarved();
             if (placement == RowStreams.Placement.BY_KEY) {
                 feed.add(record, rowNumber);
             } else if (placement == RowStreams.Placement.BY_KINESIS && autoStreamsSpec != null) {

@@ -305,7 +305,7 @@ public class SharedProducerTest {
     public void inKeyOrderARecordTheKplLostFailsTheCommitInsteadOfSendingTheRecordsBehindIt() throws Exception {
         queueLimit = 1024 * 16;
         SharedProducer producer = producer(SettableFuture::create, () -> { });
-        TaskFeed feed = new TaskFeed(producer, new TaskAcks(200), new TaskQueueStats(), 10_000, (record, row, error) -> {
+        TaskFeed feed = new TaskFeed(producer, new TaskAcks(200, true), new TaskQueueStats(), 10_000, (record, row, error) -> {
             throw error;
         }, ONE_SHARD_PER_KEY, 60_000).inKeyOrder();
         feed.add(new KinesisRecord("s", "a", null, "row-0".getBytes(StandardCharsets.UTF_8)), 0);

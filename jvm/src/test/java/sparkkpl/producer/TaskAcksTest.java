@@ -110,6 +110,60 @@ public class TaskAcksTest {
         assertNull(acks.pollFailure());
     }
 
+    /** Refused for its shard's throughput in every attempt until RecordTtl: never stored, so the task's to send again. */
+    @Test
+    public void aRecordThatStarvedAtItsShardsThroughputGoesAgainRatherThanFailing() throws Exception {
+        track(1).set(success());
+        track(2).setException(starved("ProvisionedThroughputExceededException", "ProvisionedThroughputExceededException"));
+
+        assertFalse("the task has a record to send again", acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
+        acks.throwIfProducerFailed();
+        assertNull("no record failure", acks.pollFailure());
+        List<KplRecord> again = acks.takeStarved(null);
+
+        assertEquals(List.of(2L), again.stream().flatMap(r -> r.carried().stream()).map(TaskRecord::rowNumber).toList());
+        assertEquals(List.of(), acks.takeStarved(null));
+        assertEquals("it counts as added again once sent", 1, acks.added());
+        assertEquals(1, acks.resent());
+        assertEquals(2, acks.throttledAttempts());
+        assertTrue(acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
+    }
+
+    /** An attempt that met anything but a throughput refusal may have stored the record: it fails as Kinesis said. */
+    @Test
+    public void aRecordWithAnyOtherAttemptFailsEvenIfItWasThrottledToo() throws Exception {
+        track(3).setException(starved("ProvisionedThroughputExceededException", "Exception"));
+
+        acks.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000);
+
+        assertEquals(3, acks.pollFailure().rowNumber());
+        assertEquals(List.of(), acks.takeStarved(null));
+    }
+
+    /** ordering=key: the records behind it in its shard went on once it was answered, so it may not go after them. */
+    @Test
+    public void inKeyOrderAStarvedRecordFails() throws Exception {
+        TaskAcks inKeyOrder = new TaskAcks(0, false);
+        SettableFuture<UserRecordResult> future = SettableFuture.create();
+        inKeyOrder.track(future, KplRecord.alone(taskRecord(4)), null);
+        future.setException(starved("ProvisionedThroughputExceededException"));
+
+        assertTrue(inKeyOrder.awaitAll(() -> { }, NO_PACED_FLUSH, 1_000));
+
+        assertEquals("Expired", inKeyOrder.pollFailure().errorCode());
+        assertEquals(List.of(), inKeyOrder.takeStarved(null));
+    }
+
+    /** The KPL's answer for a record it gave up on at RecordTtl: the given attempts, then its own "Expired". */
+    private static UserRecordFailedException starved(String... earlierErrorCodes) {
+        List<Attempt> attempts = new ArrayList<>();
+        for (String code : earlierErrorCodes) {
+            attempts.add(new Attempt(0, 10, "refused", code, false));
+        }
+        attempts.add(new Attempt(0, 0, "Record has reached expiration", "Expired", false));
+        return new UserRecordFailedException(new UserRecordResult(attempts, null, null, false));
+    }
+
     /** A dead daemon fails every outstanding record: nobody knows whether they arrived. */
     @Test
     public void aProducerFailureIsNoRecordFailureButFailsTheTask() throws Exception {
@@ -131,8 +185,8 @@ public class TaskAcksTest {
     public void anAggregatesAnswerCountsForEveryRecordItCarries() {
         SettableFuture<UserRecordResult> delivered = SettableFuture.create();
         SettableFuture<UserRecordResult> refused = SettableFuture.create();
-        acks.track(delivered, aggregate(null, 1, 2, 3));
-        acks.track(refused, aggregate(null, 4, 5));
+        acks.track(delivered, aggregate(null, 1, 2, 3), null);
+        acks.track(refused, aggregate(null, 4, 5), null);
 
         delivered.set(success());
         refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
@@ -149,8 +203,8 @@ public class TaskAcksTest {
     public void kinesisRecordsAreCountedOncePerAcknowledgedAggregateAndThrottlesPerAttempt() {
         SettableFuture<UserRecordResult> delivered = SettableFuture.create();
         SettableFuture<UserRecordResult> refused = SettableFuture.create();
-        acks.track(delivered, aggregate(null, 1, 2, 3));
-        acks.track(refused, aggregate(null, 4, 5));
+        acks.track(delivered, aggregate(null, 1, 2, 3), null);
+        acks.track(refused, aggregate(null, 4, 5), null);
         Attempt throttled = new Attempt(0, 10, "Rate exceeded for shard", "ProvisionedThroughputExceededException", false);
 
         delivered.set(new UserRecordResult(List.of(throttled, throttled, new Attempt(0, 10, "", "", true)), "1",
@@ -167,8 +221,8 @@ public class TaskAcksTest {
     public void anAggregateStoredOutsideItsTargetShardWaitsForTheTaskToSettleIt() throws Exception {
         SettableFuture<UserRecordResult> home = SettableFuture.create();
         SettableFuture<UserRecordResult> away = SettableFuture.create();
-        acks.track(home, aggregate(SHARD_1, 1, 2));
-        acks.track(away, aggregate(SHARD_1, 3, 4, 5));
+        acks.track(home, aggregate(SHARD_1, 1, 2), null);
+        acks.track(away, aggregate(SHARD_1, 3, 4, 5), null);
         home.set(storedIn(SHARD_1));
         away.set(storedIn("shardId-000000000003"));
 
@@ -188,7 +242,7 @@ public class TaskAcksTest {
     @Test
     public void aMisplacedAggregateAConsumerKeepsCountsAsWritten() throws Exception {
         SettableFuture<UserRecordResult> away = SettableFuture.create();
-        acks.track(away, aggregate(SHARD_1, 1, 2));
+        acks.track(away, aggregate(SHARD_1, 1, 2), null);
         away.set(storedIn("shardId-000000000003"));
 
         acks.settleMisplaced(acks.pollMisplaced(), true);
@@ -201,11 +255,11 @@ public class TaskAcksTest {
     /** A future the KPL never completes fails the task at the record's bound and gives its queue room back. */
     @Test
     public void aRecordTheKplNeverAnswersFailsTheTaskAtItsBoundAndFreesItsRoom() throws Exception {
-        TaskAcks bounded = new TaskAcks(200);
+        TaskAcks bounded = new TaskAcks(200, true);
         SettableFuture<UserRecordResult> lost = SettableFuture.create();
         AtomicInteger roomGivenBack = new AtomicInteger();
         lost.addListener(roomGivenBack::incrementAndGet, Runnable::run); // as SharedProducer.add does
-        bounded.track(lost, KplRecord.alone(taskRecord(9)));
+        bounded.track(lost, KplRecord.alone(taskRecord(9)), null);
 
         assertTrue(bounded.awaitAll(() -> { }, NO_PACED_FLUSH, 10_000));
 
@@ -222,9 +276,9 @@ public class TaskAcksTest {
 
     @Test
     public void aRecordTheKplItselfTimedOutFailsTheTaskSayingSo() throws Exception {
-        TaskAcks bounded = new TaskAcks(60_000);
+        TaskAcks bounded = new TaskAcks(60_000, true);
         SettableFuture<UserRecordResult> lost = SettableFuture.create();
-        bounded.track(lost, KplRecord.alone(taskRecord(9)));
+        bounded.track(lost, KplRecord.alone(taskRecord(9)), null);
         lost.setException(new FutureTimedOutException("Message id 5 timeout out", null));
 
         assertTrue(bounded.awaitAll(() -> { }, NO_PACED_FLUSH, 10_000));
@@ -241,7 +295,7 @@ public class TaskAcksTest {
         acks.track(refused, KplRecord.aggregate(new KinesisRecord("s", "a", "1", new byte[10]), new long[] {1, 2}, 6,
             null, aggregate -> {
                 throw new IllegalArgumentException("not an aggregated record: it does not start with the magic bytes");
-            }));
+            }), null);
         refused.setException(new UserRecordFailedException(new UserRecordResult(List.of(
             new Attempt(0, 10, "Record has reached expiration", "Expired", false)), null, null, false)));
 
@@ -274,7 +328,7 @@ public class TaskAcksTest {
     private SettableFuture<UserRecordResult> track(long row) {
         SettableFuture<UserRecordResult> future = SettableFuture.create();
         KinesisRecord record = new KinesisRecord("s", "key", null, "abc".getBytes(StandardCharsets.UTF_8));
-        acks.track(future, KplRecord.alone(new TaskRecord(record, row, 3)));
+        acks.track(future, KplRecord.alone(new TaskRecord(record, row, 3)), null);
         return future;
     }
 
