@@ -225,12 +225,7 @@ public final class TaskAcks {
                 taken.add(next.record());
             }
         }
-        synchronized (this) {
-            for (KplRecord record : taken) {
-                added -= record.count();
-                resent += record.count();
-            }
-        }
+        taken.forEach(this::sendingAgain);
         return taken;
     }
 
@@ -266,9 +261,14 @@ public final class TaskAcks {
         if (kept) {
             completed(aggregate.record().count(), 0, aggregate.record().bytes());
         } else {
-            added -= aggregate.record().count();
-            resent += aggregate.record().count();
+            sendingAgain(aggregate.record());
         }
+    }
+
+    /** The record's task records no longer count as added: the task groups them again and adds them anew. */
+    private synchronized void sendingAgain(KplRecord record) {
+        added -= record.count();
+        resent += record.count();
     }
 
     private synchronized void completed(int succeededNow, int failedNow, long bytes) {
