@@ -199,6 +199,11 @@ public final class AggregateBuilder {
      * @return whether it was added; if not, {@link #build} this aggregate and add it to the next
      */
     public boolean tryAdd(byte[] partitionKey, String explicitHashKey, byte[] data) {
+        return tryAdd(partitionKey, explicitHashKey, data, maxBytes);
+    }
+
+    /** As {@link #tryAdd(byte[], String, byte[])}, under a limit of {@code limitBytes} (at most the builder's) for now. */
+    public boolean tryAdd(byte[] partitionKey, String explicitHashKey, byte[] data, int limitBytes) {
         int pkHash = hash(partitionKey);
         byte[] ehk = explicitHashKey == null ? null : explicitHashKey.getBytes(StandardCharsets.UTF_8);
         int ehkHash = ehk == null ? 0 : hash(ehk);
@@ -218,7 +223,7 @@ public final class AggregateBuilder {
             + CodedOutputStream.computeByteArraySize(RECORD_DATA, data);
         int recordBytes = CodedOutputStream.computeTagSize(RECORDS) + CodedOutputStream.computeUInt32SizeNoTag(body) + body;
         added += recordBytes;
-        if (count > 0 && MAGIC.length + protobufBytes + added + MD5_BYTES > maxBytes) {
+        if (count > 0 && MAGIC.length + protobufBytes + added + MD5_BYTES > Math.min(limitBytes, maxBytes)) {
             return false;
         }
         if (pkIndex < 0) {

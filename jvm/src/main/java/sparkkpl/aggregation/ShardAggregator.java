@@ -112,6 +112,13 @@ public final class ShardAggregator implements RecordGrouping {
     static final long OPEN_BYTES_AFTER_SEALING = MAX_OPEN_BYTES / 4 * 3;
 
     /**
+     * Kinesis bills a provisioned stream's writes in payload units of 25 KiB, at least one a record, counting
+     * data plus partition key. Near the cap an aggregate is sealed where it would cross into a unit it could
+     * not fill: the cap seals it soon anyway, and just past a unit's edge it would be billed a whole unit more.
+     */
+    static final int PAYLOAD_UNIT_BYTES = 25 * 1024;
+
+    /**
      * The most heap a task's builders keep for reuse: a builder that would take them past it gives its
      * buffers back once sealed. Kept, they stay in the old generation for the task's life instead of
      * being grown again for every aggregate; doubling makes them up to twice what they hold.
@@ -207,7 +214,7 @@ public final class ShardAggregator implements RecordGrouping {
         // An empty aggregate counts nothing, so that sealing one takes back exactly what it added.
         int before = aggregate.isEmpty() ? 0 : aggregate.builder.sizeBytes();
         int capacityBefore = aggregate.builder.capacityBytes();
-        if (!aggregate.builder.tryAdd(partitionKey, record.explicitHashKey(), record.data())) {
+        if (!aggregate.builder.tryAdd(partitionKey, record.explicitHashKey(), record.data(), limitNow(aggregate))) {
             return false;
         }
         openBytes += aggregate.builder.sizeBytes() - before;
@@ -217,6 +224,19 @@ public final class ShardAggregator implements RecordGrouping {
         }
         aggregate.added(taskRecord, partitionKey, looks);
         return true;
+    }
+
+    /**
+     * How large the aggregate may grow now: its limit, or, while the task's open aggregates are within a
+     * quarter cap of the cap, the edge of the payload unit it has reached (counting the aggregate's key).
+     */
+    private int limitNow(Open aggregate) {
+        if (openBytes <= OPEN_BYTES_AFTER_SEALING || aggregate.isEmpty()) {
+            return aggregateMaxBytes;
+        }
+        int keyed = aggregate.builder.sizeBytes() + KinesisRecord.AGGREGATE_PARTITION_KEY.length();
+        int unitsReached = (keyed + PAYLOAD_UNIT_BYTES - 1) / PAYLOAD_UNIT_BYTES;
+        return unitsReached * PAYLOAD_UNIT_BYTES - KinesisRecord.AGGREGATE_PARTITION_KEY.length();
     }
 
     private void sealFullest(Consumer<KplRecord> ready) {

@@ -62,12 +62,15 @@ public final class KplDerivation {
     }
 
     /**
-     * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default
-     * (51,200) or what fits one Kinesis record if smaller, since every aggregate is one record to the KPL.
+     * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default or what
+     * fits one Kinesis record if smaller, since every aggregate is one record to the KPL. The default (51,200)
+     * is two 25 KiB payload units; Kinesis bills the aggregate's key with it, so a task's stops that one key
+     * short, never a third unit for its last byte.
      */
     static int aggregateMaxBytes(GivenOptions given, KinesisProducerConfiguration kplConfig, long maxRecordBytes) {
         long size = kplConfig.getAggregationMaxSize();
-        return (int) (given.givenKpl(KPL_AGGREGATION_MAX_SIZE) ? size : Math.min(size, largestAggregate(maxRecordBytes)));
+        return (int) (given.givenKpl(KPL_AGGREGATION_MAX_SIZE) ? size
+            : Math.min(size - KinesisRecord.AGGREGATE_PARTITION_KEY.length(), largestAggregate(maxRecordBytes)));
     }
 
     /**

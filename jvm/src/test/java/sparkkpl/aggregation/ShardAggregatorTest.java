@@ -121,6 +121,28 @@ public class ShardAggregatorTest {
     }
 
     @Test
+    public void nearTheCapAnAggregateLeavesAtTheEdgeOfAPayloadUnitNotJustPastIt() {
+        byte[] row = new byte[1_000];
+        int targets = 650; // 16 MiB over 650 aggregates reaches the cap at about 25.8 KB each: just past one unit
+        for (int round = 0; round < 60; round++) {
+            for (int stream = 0; stream < targets; stream++) {
+                added++;
+                KinesisRecord record = new KinesisRecord("s" + stream, "key-" + added, null, row);
+                aggregator.add(new TaskRecord(record, added, row.length), handedOn::add);
+            }
+        }
+
+        List<Integer> sizes = handedOn.stream().map(sealed -> sealed.sent().data().length
+            + KinesisRecord.AGGREGATE_PARTITION_KEY.length()).toList();
+        assertTrue("the cap was reached", !sizes.isEmpty());
+        for (int size : sizes) {
+            int intoLastUnit = size % ShardAggregator.PAYLOAD_UNIT_BYTES;
+            assertTrue(size + " bytes: billed a unit for the " + intoLastUnit + " past the edge",
+                intoLastUnit == 0 || intoLastUnit > row.length + 100);
+        }
+    }
+
+    @Test
     public void withThousandsOfTargetsAnAggregateStaysOpenForProportionallyMoreLooks() {
         int targets = 10 * ShardAggregator.AGED_SEALS_PER_LOOK;
         for (int stream = 0; stream < targets; stream++) {

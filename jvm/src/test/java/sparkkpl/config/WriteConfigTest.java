@@ -184,7 +184,8 @@ public class WriteConfigTest {
         assertEquals("false", executor.producer().kplProperties().get("AggregationEnabled"));
         assertFalse(perRecord.producer().kplProperties().containsKey("AggregationEnabled"));
         assertFalse(perRecord.producer().equals(executor.producer()));
-        assertEquals(51_200, executor.aggregating().aggregateMaxBytes());
+        assertEquals("two payload units of 25 KiB with the aggregate's 1-byte key", 51_199,
+            executor.aggregating().aggregateMaxBytes());
         assertEquals(20_000, read("aggregation", "executor", "AggregationMaxSize", "20000").aggregating().aggregateMaxBytes());
         assertEquals("every aggregate is one record, with its 1-byte key", 99,
             read("maxRecordBytes", "100").aggregating().aggregateMaxBytes());
