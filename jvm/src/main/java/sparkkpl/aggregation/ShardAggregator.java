@@ -227,11 +227,13 @@ public final class ShardAggregator implements RecordGrouping {
     }
 
     /**
-     * How large the aggregate may grow now: its limit, or, while the task's open aggregates are within a
-     * quarter cap of the cap, the edge of the payload unit it has reached (counting the aggregate's key).
+     * How large the aggregate may grow now: its limit, or, while the cap binds (the task's targets would hold more
+     * than the cap at full size) and its open aggregates are within a quarter cap of it, the edge of the payload
+     * unit the aggregate has reached (counting its key). Where the cap cannot bind, aggregates fill.
      */
     private int limitNow(Open aggregate) {
-        if (openBytes <= OPEN_BYTES_AFTER_SEALING || aggregate.isEmpty()) {
+        if (openBytes <= OPEN_BYTES_AFTER_SEALING || aggregate.isEmpty()
+                || (long) open.size() * aggregateMaxBytes <= MAX_OPEN_BYTES) {
             return aggregateMaxBytes;
         }
         int keyed = aggregate.builder.sizeBytes() + KinesisRecord.AGGREGATE_PARTITION_KEY.length();

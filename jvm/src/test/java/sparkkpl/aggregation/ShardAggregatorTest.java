@@ -123,14 +123,7 @@ public class ShardAggregatorTest {
     @Test
     public void nearTheCapAnAggregateLeavesAtTheEdgeOfAPayloadUnitNotJustPastIt() {
         byte[] row = new byte[1_000];
-        int targets = 650; // 16 MiB over 650 aggregates reaches the cap at about 25.8 KB each: just past one unit
-        for (int round = 0; round < 60; round++) {
-            for (int stream = 0; stream < targets; stream++) {
-                added++;
-                KinesisRecord record = new KinesisRecord("s" + stream, "key-" + added, null, row);
-                aggregator.add(new TaskRecord(record, added, row.length), handedOn::add);
-            }
-        }
+        addRoundRobin(row, 0, 650, 60); // 16 MiB over 650 aggregates: the cap at about 25.8 KB each, just past a unit
 
         List<Integer> sizes = handedOn.stream().map(sealed -> sealed.sent().data().length
             + KinesisRecord.AGGREGATE_PARTITION_KEY.length()).toList();
@@ -139,6 +132,27 @@ public class ShardAggregatorTest {
             int intoLastUnit = size % ShardAggregator.PAYLOAD_UNIT_BYTES;
             assertTrue(size + " bytes: billed a unit for the " + intoLastUnit + " past the edge",
                 intoLastUnit == 0 || intoLastUnit > row.length + 100);
+        }
+    }
+
+    @Test
+    public void whereTheCapCannotBindAggregatesFillPastAUnitNearIt() {
+        byte[] row = new byte[1_000];
+        // 320 full aggregates stay under the cap; 300 nearly full put the task past the quarter cap's mark
+        // while the other 20 cross their first unit's edge
+        addRoundRobin(row, 0, 300, 49);
+        addRoundRobin(row, 300, 320, 40);
+
+        assertEquals("nothing sealed: every aggregate under its limit, the task under its cap", List.of(), handedOn);
+    }
+
+    private void addRoundRobin(byte[] row, int fromStream, int toStream, int rounds) {
+        for (int round = 0; round < rounds; round++) {
+            for (int stream = fromStream; stream < toStream; stream++) {
+                added++;
+                KinesisRecord record = new KinesisRecord("s" + stream, "key-" + added, null, row);
+                aggregator.add(new TaskRecord(record, added, row.length), handedOn::add);
+            }
         }
     }
 
