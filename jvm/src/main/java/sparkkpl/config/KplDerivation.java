@@ -64,8 +64,8 @@ public final class KplDerivation {
     /**
      * The largest aggregate a task builds: the KPL's AggregationMaxSize if given, else its default or what
      * fits one Kinesis record if smaller, since every aggregate is one record to the KPL. The default (51,200)
-     * is two 25 KiB payload units; Kinesis bills the aggregate's key with it, so a task's stops that one key
-     * short, never a third unit for its last byte.
+     * is two 25 KiB payload units; Kinesis bills the aggregate's one-byte key with it, so the tasks' aggregates
+     * stop one byte short of it, never starting a third unit.
      */
     static int aggregateMaxBytes(GivenOptions given, KinesisProducerConfiguration kplConfig, long maxRecordBytes) {
         long size = kplConfig.getAggregationMaxSize();
