@@ -21,7 +21,8 @@ package sparkkpl.producer;
  * would only dilute it. An unthrottled shard answers in a fraction of the target wait, so there the
  * budget grows past the queue limits within a window or two and the queue limits rule.
  *
- * <p>A new lane starts small (1/{@value #START_SHARE} of the queue limits) and, until its first measurement, grows by
+ * <p>A new lane starts small (1/{@value #START_SHARE} of {@code queueLimit}, 1/{@value #START_SHARE_BYTES} of
+ * {@code queueLimitBytes}) and, until its first measurement, grows by
  * what Kinesis acknowledges of it while a task waits, as TCP's slow start does: about doubling each round trip.
  * What several producers admit into one shard before they measure cannot be called back, and none of them
  * knows how many others write the shard (records whose keys the sink chooses, a stream that places records
@@ -38,14 +39,22 @@ final class DrainBudget {
     static final long MIN_TARGET_WAIT_MS = 1_000;
     static final long WINDOW_MS = 1_000;
     /**
-     * A lane starts at this share of the queue limits: 16 KiB and 97 records at the default queue limits. 32 producers
-     * starting on one shard at once admit 512 KiB and 3,100 records, about three seconds of a shard's
-     * 1,000 records (half a second of its bytes); one producer reaches the queue limits from there in about ten
-     * round trips of slow start. Caps raised out of reach raise it with them.
+     * A lane starts at this share of {@code queueLimit}: 97 records at the default, about a tenth of a second of
+     * a shard's 1,000 records. 32 producers starting on one shard at once admit 3,100 records, about three seconds
+     * of them; one producer reaches the queue limits from there in about ten round trips of slow start. Caps raised
+     * out of reach raise it with them.
      */
     static final int START_SHARE = 1024;
-    /** A lane's floor, as a share of its start: one producer of many on a shard holds little. */
-    static final int FLOOR_SHARE = 8;
+    /**
+     * A lane starts at this share of {@code queueLimitBytes}: 64 KiB at the default, about the same share of a shard's
+     * second as the records start (a shard takes 1 MiB a second), so that 32 producers on one shard admit 2 MiB, the
+     * target wait. At 1/1024 (16 KiB) a lane held less than one aggregate of 1 KB rows; at 1,024 shards each lane
+     * carries about a dozen aggregates in a 300,000-row write and spent it in slow start, the tasks waiting
+     * (bench/results/wide-stream-levers/README.md, "Lanes that start below one aggregate").
+     */
+    static final int START_SHARE_BYTES = 256;
+    /** A lane's floor, as a share of the queue limits (12 records, 2 KiB at the defaults): one producer of many on a shard holds little. */
+    static final int FLOOR_SHARE = 8 * START_SHARE;
     /** Weight of the newest window's rate in the running estimate. */
     private static final double NEWEST_WEIGHT = 0.5;
     private static final long WINDOW_NANOS = WINDOW_MS * 1_000_000;
@@ -73,9 +82,9 @@ final class DrainBudget {
                 return new DrainBudget(this, queueLimit, queueLimitBytes, queueLimit, queueLimitBytes);
             }
             long startRecords = Math.max(1, queueLimit / START_SHARE);
-            long startBytes = Math.max(1, queueLimitBytes / START_SHARE);
-            return new DrainBudget(this, startRecords, startBytes, Math.max(1, startRecords / FLOOR_SHARE),
-                Math.max(1, startBytes / FLOOR_SHARE));
+            long startBytes = Math.max(1, queueLimitBytes / START_SHARE_BYTES);
+            return new DrainBudget(this, startRecords, startBytes, Math.max(1, queueLimit / FLOOR_SHARE),
+                Math.max(1, queueLimitBytes / FLOOR_SHARE));
         }
     }
 

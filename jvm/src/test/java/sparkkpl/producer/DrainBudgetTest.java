@@ -25,9 +25,9 @@ public class DrainBudgetTest {
     }
 
     @Test
-    public void aLaneStartsAt1024thOfTheCaps() {
-        assertEquals(CAP_RECORDS / 1024, budget.records());
-        assertEquals(16 << 10, budget.bytes());
+    public void aLaneStartsAtAboutATenthOfAShardsSecond() {
+        assertEquals(CAP_RECORDS / 1024, budget.records()); // 97 of a shard's 1,000 records a second
+        assertEquals(64 << 10, budget.bytes()); // 64 KiB of its 1 MiB
     }
 
     /**
@@ -41,7 +41,7 @@ public class DrainBudgetTest {
         budget.acknowledged(50, 1_000, false, now + SECOND / 5); // nobody waited: not bound by the budget
 
         assertEquals(2 * 97, budget.records());
-        assertEquals(32 << 10, budget.bytes());
+        assertEquals(80 << 10, budget.bytes());
     }
 
     @Test
@@ -76,7 +76,7 @@ public class DrainBudgetTest {
         drainPerSecond(10, 10_000, false, 3); // the tasks add slowly: that is not what Kinesis can take
 
         assertEquals(CAP_RECORDS / 1024, budget.records());
-        assertEquals(16 << 10, budget.bytes());
+        assertEquals(64 << 10, budget.bytes());
     }
 
     @Test
@@ -93,8 +93,8 @@ public class DrainBudgetTest {
         now += 10 * SECOND; // an outage
         budget.acknowledged(0, 0, true, now);
 
-        assertEquals(CAP_RECORDS / 1024 / 8, budget.records());
-        assertEquals((16 << 10) / 8, budget.bytes());
+        assertEquals(CAP_RECORDS / 8192, budget.records()); // 12 records and 2 KiB: the floor
+        assertEquals(2 << 10, budget.bytes());
     }
 
     /**
