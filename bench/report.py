@@ -17,7 +17,8 @@ from spark_kpl_bench.throughput.report import plot  # noqa: E402
 from spark_kpl_bench.throughput.settings import PLACE_SETTINGS, WORKLOADS  # noqa: E402
 from spark_kpl_bench.throughput.summary import timed_runs  # noqa: E402
 
-#: The sink's largest aggregate by default: the KPL's AggregationMaxSize (51,200) less the one-byte key Kinesis bills with it.
+#: The sink's largest aggregate by default: the KPL's AggregationMaxSize (51,200) less the one-byte key
+#: Kinesis bills with it.
 AGGREGATION_MAX_BYTES = 51_199
 #: Around an aggregate's protobuf: 4 magic bytes before, its 16-byte MD5 after.
 AGGREGATE_FRAME_BYTES = 4 + 16
