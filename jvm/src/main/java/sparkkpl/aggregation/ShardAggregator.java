@@ -236,9 +236,9 @@ public final class ShardAggregator implements RecordGrouping {
                 || (long) open.size() * aggregateMaxBytes <= MAX_OPEN_BYTES) {
             return aggregateMaxBytes;
         }
-        int keyed = aggregate.builder.sizeBytes() + KinesisRecord.AGGREGATE_PARTITION_KEY.length();
-        int unitsReached = (keyed + PAYLOAD_UNIT_BYTES - 1) / PAYLOAD_UNIT_BYTES;
-        return unitsReached * PAYLOAD_UNIT_BYTES - KinesisRecord.AGGREGATE_PARTITION_KEY.length();
+        int key = KinesisRecord.AGGREGATE_PARTITION_KEY.length();
+        int unitsReached = (aggregate.builder.sizeBytes() + key + PAYLOAD_UNIT_BYTES - 1) / PAYLOAD_UNIT_BYTES;
+        return unitsReached * PAYLOAD_UNIT_BYTES - key;
     }
 
     private void sealFullest(Consumer<KplRecord> ready) {
