@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -213,6 +214,27 @@ def test_stop_ends_every_thread_and_closes_the_port():
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
     finally:
         idle.close()
+
+
+def test_stop_joins_a_connection_that_ended_by_itself_and_is_still_closing(monkeypatch):
+    """A client that hangs up just before stop() leaves a thread closing its socket: stop() must wait for it."""
+    real_close = ssl.SSLSocket._real_close
+
+    def slow_server_close(sock):
+        if sock.server_side:
+            time.sleep(0.3)
+        real_close(sock)
+
+    monkeypatch.setattr(ssl.SSLSocket, "_real_close", slow_server_close)
+    before = set(threading.enumerate())
+    ep = KinesisEndpoint({"s": 1}).start()
+    client = ep.client()
+    client.put_records(StreamName="s", Records=[{"Data": b"x", "PartitionKey": "k"}])
+    client._endpoint.http_session.close()  # the client hangs up: the server's thread ends on its own
+    time.sleep(0.1)
+    ep.stop()
+    left = threads_left_by(before)
+    assert not left, "\n".join(left)
 
 
 # -- the real KPL through the sink ----------------------------------------------------------------

@@ -110,6 +110,8 @@ class TlsServer(http.server.HTTPServer):
             if self._closing:
                 request.close()
                 return
+            # A thread stays tracked until it has ended, so that stop() joins one still closing its socket.
+            self._threads = {t for t in self._threads if t.is_alive()}
             self._threads.add(thread)
         thread.start()
 
@@ -134,7 +136,6 @@ class TlsServer(http.server.HTTPServer):
         finally:
             with self._conn_lock:
                 self._sockets.discard(conn)
-                self._threads.discard(threading.current_thread())
             try:
                 conn.close()
             except OSError:
