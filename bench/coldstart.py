@@ -27,6 +27,7 @@ tables of a saved run.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -37,7 +38,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from profile_sink import THREAD_KINDS
 
@@ -55,29 +56,65 @@ apply_loopback_env()  # before any JVM or KPL daemon starts
 
 STREAM = "bench-coldstart"
 HEAP = "2g"
-#: In a variant's flags: the class-data archive that this run's training child wrote (train_archive).
-ARCHIVE = "{archive}"
 C1_ONLY = "-XX:TieredStopAtLevel=1"
-#: Each variant: the producer (the sink, Spark's noop sink, or boto3's put_records in foreachPartition), the
-#: JVM flags it runs with, its Spark master. A noop variant with a sink variant's flags is its Spark floor.
-VARIANTS: Dict[str, Tuple[str, List[str], str]] = {
-    "default": ("sink", [], "local[2]"),
-    "fixed-heap": ("sink", fixed_heap_flags(HEAP), "local[2]"),
-    "c1-only": ("sink", [C1_ONLY], "local[2]"),
+
+
+class Archive(NamedTuple):
+    """A file that a training child's JVM writes at its exit and later JVMs map: in a variant's flags, its
+    placeholder stands for this run's file (train_archive)."""
+    placeholder: str
+    runtime: str
+    training_flag: str
+    file_name: str
+    report_key: str
+
+
+#: JDK 17's dynamic AppCDS: the classes loaded. JDK 25's AOT cache (JEP 483, 514, 515): the classes loaded
+#: and linked, and the methods' profiles, so that the JIT compiles the hot path without profiling it again.
+ARCHIVES = (Archive("{archive}", "jdk17", "-XX:ArchiveClassesAtExit=", "spark-kpl.jsa", "archive_training"),
+            Archive("{aot}", "jdk25", "-XX:AOTCacheOutput=", "spark-kpl.aot", "aot_cache_training"))
+ARCHIVE, AOT_CACHE = (archive.placeholder for archive in ARCHIVES)
+#: The JDK and Spark a child runs on: this venv's Spark 4.1 on the machine's JDK 17, or Spark 4.3 on JDK 25
+#: (--jdk25). Spark 4.1's Hadoop client cannot run on JDK 25 (it calls Subject.getSubject, which JDK 24+
+#: refuses); Spark 4.3's Hadoop client 3.5.0 can. The child takes Spark 4.3's pyspark from .venv-spark43,
+#: ahead of this venv's on its path, and the harness from this venv.
+RUNTIMES = ("jdk17", "jdk25")
+
+
+class Variant(NamedTuple):
+    producer: str  # the sink, Spark's noop sink, or boto3's put_records in foreachPartition
+    java_options: List[str]
+    master: str
+    runtime: str = "jdk17"
+
+
+#: A noop variant with a sink variant's flags and runtime is its Spark floor.
+VARIANTS: Dict[str, Variant] = {
+    "default": Variant("sink", [], "local[2]"),
+    "fixed-heap": Variant("sink", fixed_heap_flags(HEAP), "local[2]"),
+    "c1-only": Variant("sink", [C1_ONLY], "local[2]"),
     # C2 for the hottest methods only: its thresholds 10 times HotSpot's defaults
-    "c2-hot-only": ("sink", ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
-                             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"], "local[2]"),
+    "c2-hot-only": Variant("sink", ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+                                    "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000"],
+                           "local[2]"),
     # every tier's thresholds at a fifth of HotSpot's: the row path reaches C1 and C2 sooner
-    "compile-sooner": ("sink", ["-XX:CompileThresholdScaling=0.2"], "local[2]"),
+    "compile-sooner": Variant("sink", ["-XX:CompileThresholdScaling=0.2"], "local[2]"),
     # the classes a training write loaded (Spark's, the sink's, the KPL's), mapped from an archive (AppCDS)
-    "cds": ("sink", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
-    "cds-c1": ("sink", [f"-XX:SharedArchiveFile={ARCHIVE}", C1_ONLY], "local[2]"),
-    "noop": ("noop", [], "local[2]"),
-    "c1-noop": ("noop", [C1_ONLY], "local[2]"),
-    "cds-noop": ("noop", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
-    "boto3": ("boto3", [], "local[2]"),
+    "cds": Variant("sink", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
+    "cds-c1": Variant("sink", [f"-XX:SharedArchiveFile={ARCHIVE}", C1_ONLY], "local[2]"),
+    "noop": Variant("noop", [], "local[2]"),
+    "c1-noop": Variant("noop", [C1_ONLY], "local[2]"),
+    "cds-noop": Variant("noop", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
+    "boto3": Variant("boto3", [], "local[2]"),
     # one task slot on the two cores: the compilers need not take the tasks' core
-    "one-task": ("sink", [], "local[1]"),
+    "one-task": Variant("sink", [], "local[1]"),
+    "jdk25": Variant("sink", [], "local[2]", "jdk25"),
+    "jdk25-noop": Variant("noop", [], "local[2]", "jdk25"),
+    # the classes, their linking and the methods' profiles of a training write, from JDK 25's AOT cache
+    "jdk25-aot": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25"),
+    "jdk25-aot-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25"),
+    "jdk25-aot-c1": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25"),
+    "jdk25-aot-c1-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25"),
 }
 #: Timed writes after the first for boto3: at a tenth of the sink's rate, two keep its child near a minute.
 BOTO3_LATER = 2
@@ -228,28 +265,43 @@ def child_command(producer: str, records: int, writes: int, master: str, java_op
             "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
 
 
-def archive_path(work: Path) -> Path:
-    return work / "spark-kpl.jsa"
+def spark43_site_packages() -> Optional[Path]:
+    return next((ROOT / ".venv-spark43/lib").glob("python*/site-packages"), None)
 
 
-def train_archive(args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path, log: Path) -> Dict[str, Any]:
-    """The class-data archive of the variants that map one: a training child, the sink's warm-up and two
-    writes of the run's rows at the JVM's defaults, whose JVM writes every class it loaded at its exit
-    (-XX:ArchiveClassesAtExit, JDK 17's dynamic AppCDS). What scripts/build-cds-archive.sh does for a user."""
-    archive = archive_path(work)
+def runtime_env(runtime: str, args: argparse.Namespace) -> Dict[str, str]:
+    """What a child of ``runtime`` lays over the loopback environment (RUNTIMES)."""
+    if runtime == "jdk17":
+        return {}
+    return {"JAVA_HOME": args.jdk25, "PYTHONPATH": str(spark43_site_packages())}
+
+
+def with_archives(flags: List[str], work: Path) -> List[str]:
+    """``flags`` with each archive's placeholder replaced by this run's file."""
+    for archive in ARCHIVES:
+        flags = [flag.replace(archive.placeholder, str(work / archive.file_name)) for flag in flags]
+    return flags
+
+
+def train_archive(archive: Archive, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
+                  log: Path) -> Dict[str, Any]:
+    """The archive of the variants that map ``archive``: a training child of its runtime, the sink's warm-up and
+    two writes of the run's rows at the JVM's defaults, whose JVM writes the archive at its exit. What
+    scripts/build-cds-archive.sh does for a user."""
+    path = work / archive.file_name
     started = time.time()
-    entry = run_process(child_command("sink", args.records, 2, "local[2]",
-                                      [f"-XX:ArchiveClassesAtExit={archive}"], endpoint), log, timeout=900)
+    entry = run_process(child_command("sink", args.records, 2, "local[2]", [archive.training_flag + str(path)],
+                                      endpoint), log, timeout=900, env=runtime_env(archive.runtime, args))
     # the child's stdout closes when its JVM has exited, the archive written
     return {"returncode": entry["returncode"], "seconds": round(time.time() - started, 1),
-            "archive_bytes": archive.stat().st_size if archive.exists() else None}
+            "archive_bytes": path.stat().st_size if path.exists() else None}
 
 
 def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
                   log: Path) -> Dict[str, Any]:
-    producer, flags, master = VARIANTS[variant]
+    producer, flags, master, runtime = VARIANTS[variant]
     name = f"{variant}-{index}"
-    flags = [flag.replace(ARCHIVE, str(archive_path(work))) for flag in flags]
+    flags = with_archives(flags, work)
     java_options = [*flags, *(log_flags(work, name) if args.jvm_logs else [])]
     later = BOTO3_LATER if producer == "boto3" else args.later
     load_before = os.getloadavg()
@@ -257,10 +309,11 @@ def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: 
     timeline.start()
     try:
         entry = run_process(child_command(producer, args.records, 1 + later, master, java_options, endpoint),
-                            log, timeout=900, counters=endpoint.stats)
+                            log, timeout=900, counters=endpoint.stats, env=runtime_env(runtime, args))
     finally:
         timeline.stop()
-    entry.update(variant=variant, producer=producer, java_options=flags, master=master, records=args.records,
+    entry.update(variant=variant, producer=producer, java_options=flags, master=master, runtime=runtime,
+                 records=args.records,
                  loadavg_before=[round(x, 2) for x in load_before],
                  loadavg_after=[round(x, 2) for x in os.getloadavg()])
     runs = [r for r in entry["runs"] if r.get("seconds")]
@@ -317,12 +370,13 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     work, report, _jar, log = study_start(
         "coldstart", args, out, shards=SHARDS, heap=HEAP, records=args.records, later_writes=args.later,
         kpl_tuning=KPL_TUNING, jvm_logs=args.jvm_logs,
-        variants={v: dict(zip(("producer", "java_options", "master"), VARIANTS[v])) for v in args.variants})
+        variants={v: VARIANTS[v]._asdict() for v in args.variants}, jdk25=args.jdk25)
     endpoint = KinesisEndpoint({STREAM: SHARDS}, store=False).start()
     try:
-        if any(ARCHIVE in flag for v in args.variants for flag in VARIANTS[v][1]):
-            report["archive_training"] = train_archive(args, endpoint, work, log)
-            print(f"archive: {report['archive_training']}", flush=True)
+        for archive in ARCHIVES:
+            if any(archive.placeholder in flag for v in args.variants for flag in VARIANTS[v].java_options):
+                report[archive.report_key] = train_archive(archive, args, endpoint, work, log)
+                print(f"{archive.file_name}: {report[archive.report_key]}", flush=True)
         for index in range(args.rounds):
             for variant in args.variants:
                 print(f"[{time.strftime('%H:%M:%S')}] round {index}: {variant}", flush=True)
@@ -360,11 +414,11 @@ def first_and_warm(entry: Dict[str, Any]) -> Dict[str, float]:
 
 
 def spark_floors(variant: str, variants: List[str]) -> List[str]:
-    """Spark's own cost to set ``variant`` against: noop at the JVM's defaults (the issue's floor), and the
-    noop variant with ``variant``'s flags and master if the run has one (the flags change Spark's cost too)."""
-    _, flags, master = VARIANTS[variant]
-    same_flags = [v for v in variants if VARIANTS[v] == ("noop", flags, master) and v != "noop"]
-    return ["noop", *same_flags]
+    """Spark's own cost to set ``variant`` against, of those the run has: noop at its runtime's JVM defaults
+    (the issue's floor), and noop with ``variant``'s flags and master (the flags change Spark's cost too)."""
+    own = VARIANTS[variant]
+    floors = (Variant("noop", [], "local[2]", own.runtime), own._replace(producer="noop"))
+    return list(dict.fromkeys(v for floor in floors for v in variants if VARIANTS[v] == floor))
 
 
 def first_write_rows(report: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -495,12 +549,17 @@ def main() -> int:
     parser.add_argument("--no-jvm-logs", dest="jvm_logs", action="store_false",
                         help="without the JVM's GC and compilation logs")
     parser.add_argument("--jar", help="the sink's jar to measure (default: this checkout's build, copied)")
+    parser.add_argument("--jdk25", default=next(iter(sorted(glob.glob("/usr/lib/jvm/*-25-*"))), None),
+                        help="a JDK 25's home, for the jdk25 variants (default: the first /usr/lib/jvm/*-25-*)")
     parser.add_argument("--out", default=str(ROOT / "bench/results/coldstart"))
     parser.add_argument("--report", action="store_true", help="print the table of OUT/coldstart.json")
     args = parser.parse_args()
     unknown = [v for v in args.variants if v not in VARIANTS]
     if unknown:
         parser.error(f"unknown variant(s) {unknown}: choose from {','.join(VARIANTS)}")
+    if any(VARIANTS[v].runtime == "jdk25" for v in args.variants) and not args.report \
+            and not (args.jdk25 and spark43_site_packages()):
+        parser.error("the jdk25 variants need a JDK 25 (--jdk25) and Spark 4.3 in .venv-spark43 (scripts/install.sh)")
 
     def terminated(signum, frame):  # run the finally blocks: stop the child and the endpoint
         raise SystemExit(f"signal {signum}")

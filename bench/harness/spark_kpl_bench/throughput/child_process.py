@@ -82,7 +82,7 @@ def counters_between(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str,
 def run_process(command: List[str], log: Path, timeout: float,
                 counters: Optional[Callable[[], Dict[str, Any]]] = None, warmup: int = 0,
                 before_run: Optional[Callable[[int], object]] = None,
-                also: Callable[[], Sequence[int]] = tuple) -> Dict[str, Any]:
+                also: Callable[[], Sequence[int]] = tuple, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Start ``command`` in its own process group, sample its tree, collect its JSON lines; always stop it.
     Each run's CPU also counts the process trees of ``also()`` (a cluster's executors), looked up at its start.
 
@@ -90,15 +90,17 @@ def run_process(command: List[str], log: Path, timeout: float,
     run's index (warm-up runs count) and ``counters`` (the endpoint's) are read;
     the run's own result line then gets the counters' difference as "endpoint". A line of the
     producer's KPL settings goes into the result as it is. The first ``warmup`` runs are marked as such.
+    ``env`` is laid over the child's loopback environment (another JAVA_HOME, say).
     """
     started = time.time()
     with open(log, "ab") as err:
         err.write(f"\n=== {' '.join(command)}\n".encode())
         err.flush()
-        env = loopback_env()
-        env["SPARK_LOCAL_IP"] = LOOPBACK  # Spark binds loopback only
-        env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err,
+        child_env = loopback_env()
+        child_env["SPARK_LOCAL_IP"] = LOOPBACK  # Spark binds loopback only
+        child_env["PYSPARK_PYTHON"] = child_env["PYSPARK_DRIVER_PYTHON"] = sys.executable  # workers: this venv
+        child_env.update(env or {})
+        proc = subprocess.Popen(command, env=child_env, stdout=subprocess.PIPE, stderr=err,
                                 stdin=subprocess.PIPE, cwd=ROOT, start_new_session=True)
         assert proc.stdout is not None and proc.stdin is not None  # both are pipes
         sampler = TreeSampler(proc.pid)
