@@ -67,12 +67,15 @@ class Archive(NamedTuple):
     training_flag: str
     file_name: str
     report_key: str
+    jar_on_class_path: bool  # the training child's, which its users must share (Variant.jar_on_class_path)
 
 
 #: JDK 17's dynamic AppCDS: the classes loaded. JDK 25's AOT cache (JEP 483, 514, 515): the classes loaded
-#: and linked, and the methods' profiles, so that the JIT compiles the hot path without profiling it again.
-ARCHIVES = (Archive("{archive}", "jdk17", "-XX:ArchiveClassesAtExit=", "spark-kpl.jsa", "archive_training"),
-            Archive("{aot}", "jdk25", "-XX:AOTCacheOutput=", "spark-kpl.aot", "aot_cache_training"))
+#: and linked, and the methods' profiles, so that the JIT compiles the hot path without profiling it again;
+#: it holds no class of a custom class loader, such as the one Spark loads spark.jars with.
+ARCHIVES = (
+    Archive("{archive}", "jdk17", "-XX:ArchiveClassesAtExit=", "spark-kpl.jsa", "archive_training", False),
+    Archive("{aot}", "jdk25", "-XX:AOTCacheOutput=", "spark-kpl.aot", "aot_cache_training", True))
 ARCHIVE, AOT_CACHE = (archive.placeholder for archive in ARCHIVES)
 #: The JDK and Spark a child runs on: this venv's Spark 4.1 on the machine's JDK 17, or Spark 4.3 on JDK 25
 #: (--jdk25). Spark 4.1's Hadoop client cannot run on JDK 25 (it calls Subject.getSubject, which JDK 24+
@@ -86,6 +89,9 @@ class Variant(NamedTuple):
     java_options: List[str]
     master: str
     runtime: str = "jdk17"
+    # the sink's jar on the JVM's class path too (spark.driver.extraClassPath), so that the application
+    # class loader loads its classes and the KPL's, as an AOT cache requires
+    jar_on_class_path: bool = False
 
 
 #: A noop variant with a sink variant's flags and runtime is its Spark floor.
@@ -111,10 +117,10 @@ VARIANTS: Dict[str, Variant] = {
     "jdk25": Variant("sink", [], "local[2]", "jdk25"),
     "jdk25-noop": Variant("noop", [], "local[2]", "jdk25"),
     # the classes, their linking and the methods' profiles of a training write, from JDK 25's AOT cache
-    "jdk25-aot": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25"),
-    "jdk25-aot-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25"),
-    "jdk25-aot-c1": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25"),
-    "jdk25-aot-c1-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25"),
+    "jdk25-aot": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", True),
+    "jdk25-aot-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", True),
+    "jdk25-aot-c1": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25", True),
+    "jdk25-aot-c1-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25", True),
 }
 #: Timed writes after the first for boto3: at a tenth of the sink's rate, two keep its child near a minute.
 BOTO3_LATER = 2
@@ -255,14 +261,16 @@ def sink_tier4_timeline(work: Path, name: str, start: float) -> List[Tuple[float
 # ------------------------------------------------------------------ one child
 
 def child_command(producer: str, records: int, writes: int, master: str, java_options: List[str],
-                  endpoint: KinesisEndpoint) -> List[str]:
-    """bench/throughput.py's child: ``writes`` writes of the same ``records`` cached rows of 100 B."""
+                  endpoint: KinesisEndpoint, class_path: Optional[Path] = None) -> List[str]:
+    """bench/throughput.py's child: ``writes`` writes of the same ``records`` cached rows of 100 B; the jar
+    ``class_path`` on its JVM's class path too."""
     options = ({**endpoint.kpl_options(), **KPL_TUNING, "aggregation": "executor"} if producer != "boto3"
                else {"_endpoint_url": endpoint.endpoint_url})
+    conf = {"spark.driver.extraJavaOptions": " ".join(java_options),
+            **({"spark.driver.extraClassPath": str(class_path)} if class_path else {})}
     return [sys.executable, str(ROOT / "bench/throughput.py"), "child", "--heap", HEAP, "--producer", producer,
             "--records", str(records), "--size", "100", "--runs", str(writes),
-            "--options", json.dumps(options), "--stream", STREAM, "--master", master,
-            "--conf", json.dumps({"spark.driver.extraJavaOptions": " ".join(java_options)})]
+            "--options", json.dumps(options), "--stream", STREAM, "--master", master, "--conf", json.dumps(conf)]
 
 
 def spark43_site_packages() -> Optional[Path]:
@@ -283,7 +291,7 @@ def with_archives(flags: List[str], work: Path) -> List[str]:
     return flags
 
 
-def train_archive(archive: Archive, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
+def train_archive(archive: Archive, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path, jar: Path,
                   log: Path) -> Dict[str, Any]:
     """The archive of the variants that map ``archive``: a training child of its runtime, the sink's warm-up and
     two writes of the run's rows at the JVM's defaults, whose JVM writes the archive at its exit. What
@@ -291,15 +299,16 @@ def train_archive(archive: Archive, args: argparse.Namespace, endpoint: KinesisE
     path = work / archive.file_name
     started = time.time()
     entry = run_process(child_command("sink", args.records, 2, "local[2]", [archive.training_flag + str(path)],
-                                      endpoint), log, timeout=900, env=runtime_env(archive.runtime, args))
+                                      endpoint, jar if archive.jar_on_class_path else None),
+                        log, timeout=900, env=runtime_env(archive.runtime, args))
     # the child's stdout closes when its JVM has exited, the archive written
     return {"returncode": entry["returncode"], "seconds": round(time.time() - started, 1),
             "archive_bytes": path.stat().st_size if path.exists() else None}
 
 
 def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: KinesisEndpoint, work: Path,
-                  log: Path) -> Dict[str, Any]:
-    producer, flags, master, runtime = VARIANTS[variant]
+                  jar: Path, log: Path) -> Dict[str, Any]:
+    producer, flags, master, runtime, jar_on_class_path = VARIANTS[variant]
     name = f"{variant}-{index}"
     flags = with_archives(flags, work)
     java_options = [*flags, *(log_flags(work, name) if args.jvm_logs else [])]
@@ -308,12 +317,13 @@ def measure_child(variant: str, index: int, args: argparse.Namespace, endpoint: 
     timeline = Timeline(endpoint.stats)
     timeline.start()
     try:
-        entry = run_process(child_command(producer, args.records, 1 + later, master, java_options, endpoint),
+        entry = run_process(child_command(producer, args.records, 1 + later, master, java_options, endpoint,
+                                          jar if jar_on_class_path else None),
                             log, timeout=900, counters=endpoint.stats, env=runtime_env(runtime, args))
     finally:
         timeline.stop()
     entry.update(variant=variant, producer=producer, java_options=flags, master=master, runtime=runtime,
-                 records=args.records,
+                 jar_on_class_path=jar_on_class_path, records=args.records,
                  loadavg_before=[round(x, 2) for x in load_before],
                  loadavg_after=[round(x, 2) for x in os.getloadavg()])
     runs = [r for r in entry["runs"] if r.get("seconds")]
@@ -367,7 +377,7 @@ def _per_record(run: Dict[str, Any]) -> Dict[str, float]:
 # ------------------------------------------------------------------ the run and its report
 
 def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
-    work, report, _jar, log = study_start(
+    work, report, jar, log = study_start(
         "coldstart", args, out, shards=SHARDS, heap=HEAP, records=args.records, later_writes=args.later,
         kpl_tuning=KPL_TUNING, jvm_logs=args.jvm_logs,
         variants={v: VARIANTS[v]._asdict() for v in args.variants}, jdk25=args.jdk25)
@@ -375,12 +385,12 @@ def measure(args: argparse.Namespace, out: Path) -> Dict[str, Any]:
     try:
         for archive in ARCHIVES:
             if any(archive.placeholder in flag for v in args.variants for flag in VARIANTS[v].java_options):
-                report[archive.report_key] = train_archive(archive, args, endpoint, work, log)
+                report[archive.report_key] = train_archive(archive, args, endpoint, work, jar, log)
                 print(f"{archive.file_name}: {report[archive.report_key]}", flush=True)
         for index in range(args.rounds):
             for variant in args.variants:
                 print(f"[{time.strftime('%H:%M:%S')}] round {index}: {variant}", flush=True)
-                entry = measure_child(variant, index, args, endpoint, work, log)
+                entry = measure_child(variant, index, args, endpoint, work, jar, log)
                 entry["round"] = index
                 report["results"].append(entry)
                 print(json.dumps({k: entry.get(k) for k in ("first_rate", "steady_rate", "ratio", "extra_seconds",
