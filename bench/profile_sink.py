@@ -98,6 +98,9 @@ def main() -> int:
     parser.add_argument("--jfr", default=str(Path(tempfile.gettempdir()) / "spark-kpl-sink.jfr"))
     parser.add_argument("--warm-writes", type=int, default=2)
     parser.add_argument("--perf", action="store_true", help="sample the KPL daemon with Linux perf")
+    parser.add_argument("--shards", type=int, default=16, help="of the stream written")
+    parser.add_argument("--options", type=json.loads, help="the sink's options besides the endpoint's, as JSON "
+                                                           "(default: the throughput benchmark's KPL settings)")
     args = parser.parse_args()
     perf_data = Path(tempfile.gettempdir()) / "spark-kpl-daemon.perf"
     # The driver JVM is started by pyspark below and inherits this.
@@ -110,10 +113,10 @@ def main() -> int:
     from spark_kpl_testing.endpoint import KinesisEndpoint
     from spark_kpl_testing.session import spark_session
 
-    with KinesisEndpoint({"profile": 16}, store=False) as endpoint:
+    with KinesisEndpoint({"profile": args.shards}, store=False) as endpoint:
         spark = spark_session("spark-kpl-profile", log_level=None)
         try:
-            options = {**endpoint.kpl_options(), **KPL_TUNING}
+            options = {**endpoint.kpl_options(), **(KPL_TUNING if args.options is None else args.options)}
             spark_kpl.write(records_df(spark, 1, 8, 1), "profile", partition_key="partitionKey", **options)
             rows = records_df(spark, args.records, args.size, 2).persist()
             rows.count()
@@ -145,7 +148,7 @@ def main() -> int:
             jcmd(jvm, "JFR.dump", f"filename={args.jfr}", timeout=120)
         finally:
             spark.stop()
-    print(f"{result.records_written:,} records of {args.size} B in {seconds:.2f} s: "
+    print(f"{result.records_written:,} records of {args.size} B into {args.shards:,} shards in {seconds:.2f} s: "
           f"{result.records_written / seconds:,.0f} records/s")
     for pid, cpu in sorted(spent.items(), key=lambda item: -item[1]):
         if cpu > 0.05:
