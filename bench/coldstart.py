@@ -8,7 +8,8 @@ KinesisEndpoint (store=False, 127.0.0.1, one stream of 16 shards) and, per varia
 a child (bench/throughput.py's, a fresh JVM at local[2]) that caches --records rows of 100 B, makes
 the sink's one-row warm-up write (the producer, the daemon, its connection and the shard map start
 there), then one timed first write of the rows and --later timed writes of the same rows. The
-variants are JVM flags (AppCDS's among them: a training child writes the archive first), Spark's noop
+variants are JVM flags (AppCDS's among them: a training child writes the archive first), JDK 25 with
+Spark 4.3 (JDK 25's AOT cache among them, trained the same way), Spark's noop
 sink (what Spark's own first job costs, under the same flags) and boto3's put_records in
 foreachPartition (the baseline, 2 later writes); rounds interleave them, so that the machine's
 drift falls on all alike.
