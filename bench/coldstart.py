@@ -78,18 +78,13 @@ ARCHIVES = (
     Archive("{archive}", "jdk17", "-XX:ArchiveClassesAtExit=", "spark-kpl.jsa", "archive_training", False),
     Archive("{aot}", "jdk25", "-XX:AOTCacheOutput=", "spark-kpl.aot", "aot_cache_training", True))
 ARCHIVE, AOT_CACHE = (archive.placeholder for archive in ARCHIVES)
-#: The JDK and Spark a child runs on: this venv's Spark 4.1 on the machine's JDK 17, or Spark 4.3 on JDK 25
-#: (--jdk25). Spark 4.1's Hadoop client cannot run on JDK 25 (it calls Subject.getSubject, which JDK 24+
-#: refuses); Spark 4.3's Hadoop client 3.5.0 can. The child takes Spark 4.3's pyspark from .venv-spark43,
-#: ahead of this venv's on its path, and the harness from this venv.
-RUNTIMES = ("jdk17", "jdk25")
 
 
 class Variant(NamedTuple):
     producer: str  # the sink, Spark's noop sink, or boto3's put_records in foreachPartition
     java_options: List[str]
     master: str
-    runtime: str = "jdk17"
+    runtime: str = "jdk17"  # or "jdk25" (runtime_env)
     # the sink's jar on the JVM's class path too (spark.driver.extraClassPath), so that the application
     # class loader loads its classes and the KPL's, as an AOT cache requires
     jar_on_class_path: bool = False
@@ -275,11 +270,15 @@ def child_command(producer: str, records: int, writes: int, master: str, java_op
 
 
 def spark43_site_packages() -> Optional[Path]:
+    """Where scripts/install.sh put Spark 4.3's pyspark, if it did."""
     return next((ROOT / ".venv-spark43/lib").glob("python*/site-packages"), None)
 
 
 def runtime_env(runtime: str, args: argparse.Namespace) -> Dict[str, str]:
-    """What a child of ``runtime`` lays over the loopback environment (RUNTIMES)."""
+    """What a child of ``runtime`` lays over the loopback environment. "jdk17": this venv's Spark 4.1 on the
+    machine's JDK 17, as it is. "jdk25": Spark 4.3 on JDK 25 (--jdk25). Spark 4.1's Hadoop client cannot run
+    on JDK 25 (it calls Subject.getSubject, which JDK 24+ refuses); Spark 4.3's, 3.5.0, can. The child takes
+    Spark 4.3's pyspark from .venv-spark43, ahead of this venv's on its path, and the harness from this venv."""
     if runtime == "jdk17":
         return {}
     return {"JAVA_HOME": args.jdk25, "PYTHONPATH": str(spark43_site_packages())}
