@@ -108,6 +108,7 @@ def main() -> int:
                                        f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
 
     import spark_kpl
+    from spark_kpl_bench.throughput.child_process import counters_between
     from spark_kpl_bench.throughput.settings import KPL_TUNING
     from spark_kpl_bench.throughput.workload import records_df
     from spark_kpl_testing.endpoint import KinesisEndpoint
@@ -132,7 +133,7 @@ def main() -> int:
                 time.sleep(0.5)  # perf attaches
             before = {pid: cpu_seconds(pid) for pid in processes}
             threads_before = thread_cpu_seconds(jvm)
-            own_before, started = cpu_seconds(os.getpid()), time.time()
+            own_before, counters_before, started = cpu_seconds(os.getpid()), endpoint.stats(), time.time()
             try:
                 result = spark_kpl.write(rows, "profile", partition_key="partitionKey", **options)
             finally:
@@ -140,6 +141,7 @@ def main() -> int:
                     perf.send_signal(signal.SIGINT)  # perf writes its recording on SIGINT
                     perf.wait()
             ended = time.time()
+            kinesis = counters_between(counters_before, endpoint.stats())
             seconds = ended - started
             spent = {pid: cpu_seconds(pid) - before[pid] for pid in before if alive(pid)}
             by_thread = {kind: cpu - threads_before.get(kind, 0.0) for kind, cpu in thread_cpu_seconds(jvm).items()}
@@ -154,6 +156,9 @@ def main() -> int:
         if cpu > 0.05:
             print(f"  {processes[pid]:<16} {cpu:6.2f} CPU s = {cpu * 1e6 / result.records_written:5.1f} µs/record")
     print(f"  {'this Python':<16} {own:6.2f} CPU s (the endpoint included)")
+    print(f"Kinesis records the endpoint accepted: {kinesis['records_received']:,}, refused: "
+          f"{kinesis['records_rejected']:,}; user records per Kinesis record: "
+          f"{result.records_written / max(1, kinesis['records_received']):.1f}")
     print("JVM CPU by thread kind:")
     for kind, cpu in sorted(by_thread.items(), key=lambda item: -item[1]):
         if cpu > 0.005:
