@@ -113,10 +113,12 @@ VARIANTS: Dict[str, Variant] = {
     "jdk25": Variant("sink", [], "local[2]", "jdk25"),
     "jdk25-noop": Variant("noop", [], "local[2]", "jdk25"),
     # the classes, their linking and the methods' profiles of a training write, from JDK 25's AOT cache
-    "jdk25-aot": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", True),
-    "jdk25-aot-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", True),
-    "jdk25-aot-c1": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25", True),
-    "jdk25-aot-c1-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25", True),
+    "jdk25-aot": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", jar_on_class_path=True),
+    "jdk25-aot-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}"], "local[2]", "jdk25", jar_on_class_path=True),
+    "jdk25-aot-c1": Variant("sink", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25",
+                            jar_on_class_path=True),
+    "jdk25-aot-c1-noop": Variant("noop", [f"-XX:AOTCache={AOT_CACHE}", C1_ONLY], "local[2]", "jdk25",
+                                 jar_on_class_path=True),
 }
 #: Timed writes after the first for boto3: at a tenth of the sink's rate, two keep its child near a minute.
 BOTO3_LATER = 2

@@ -156,9 +156,9 @@ def main() -> int:
         if cpu > 0.05:
             print(f"  {processes[pid]:<16} {cpu:6.2f} CPU s = {cpu * 1e6 / result.records_written:5.1f} µs/record")
     print(f"  {'this Python':<16} {own:6.2f} CPU s (the endpoint included)")
-    print(f"Kinesis records the endpoint accepted: {kinesis['records_received']:,}, refused: "
-          f"{kinesis['records_rejected']:,}; user records per Kinesis record: "
-          f"{result.records_written / max(1, kinesis['records_received']):.1f}")
+    accepted = kinesis["records_received"]
+    print(f"Kinesis records the endpoint accepted: {accepted:,}, refused: {kinesis['records_rejected']:,}; "
+          f"user records per Kinesis record: {result.records_written / accepted if accepted else 0:.1f}")
     print("JVM CPU by thread kind:")
     for kind, cpu in sorted(by_thread.items(), key=lambda item: -item[1]):
         if cpu > 0.005:

@@ -228,11 +228,13 @@ def test_stop_joins_a_connection_that_ended_by_itself_and_is_still_closing(monke
     monkeypatch.setattr(ssl.SSLSocket, "_real_close", slow_server_close)
     before = set(threading.enumerate())
     ep = KinesisEndpoint({"s": 1}).start()
-    client = ep.client()
-    client.put_records(StreamName="s", Records=[{"Data": b"x", "PartitionKey": "k"}])
-    client._endpoint.http_session.close()  # the client hangs up: the server's thread ends on its own
-    time.sleep(0.1)
-    ep.stop()
+    try:
+        client = ep.client()
+        client.put_records(StreamName="s", Records=[{"Data": b"x", "PartitionKey": "k"}])
+        client._endpoint.http_session.close()  # the client hangs up: the server's thread ends on its own
+        time.sleep(0.1)
+    finally:
+        ep.stop()
     left = threads_left_by(before)
     assert not left, "\n".join(left)
 
