@@ -58,6 +58,7 @@ apply_loopback_env()  # before any JVM or KPL daemon starts
 STREAM = "bench-coldstart"
 HEAP = "2g"
 C1_ONLY = "-XX:TieredStopAtLevel=1"
+C1_SOONER = "-XX:CompileThresholdScaling=0.1"
 
 
 class Archive(NamedTuple):
@@ -106,6 +107,9 @@ VARIANTS: Dict[str, Variant] = {
     "cds-c1": Variant("sink", [f"-XX:SharedArchiveFile={ARCHIVE}", C1_ONLY], "local[2]"),
     "noop": Variant("noop", [], "local[2]"),
     "c1-noop": Variant("noop", [C1_ONLY], "local[2]"),
+    # C1 only, at a tenth of its thresholds: C1 compiles fast, so sooner leaves less to the interpreter
+    "c1-sooner": Variant("sink", [C1_ONLY, C1_SOONER], "local[2]"),
+    "c1-sooner-noop": Variant("noop", [C1_ONLY, C1_SOONER], "local[2]"),
     "cds-noop": Variant("noop", [f"-XX:SharedArchiveFile={ARCHIVE}"], "local[2]"),
     "boto3": Variant("boto3", [], "local[2]"),
     # one task slot on the two cores: the compilers need not take the tasks' core
