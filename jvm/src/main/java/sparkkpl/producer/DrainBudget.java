@@ -27,7 +27,13 @@ package sparkkpl.producer;
  * What several producers admit into one shard before they measure cannot be called back, and none of them
  * knows how many others write the shard (records whose keys the sink chooses, a stream that places records
  * itself: all of them meet in one shard as readily as a hot key's); growing by acknowledgements, their budgets
- * together grow by what the shard drains, not by N times a start. After the first measurement each follows
+ * together grow by what the shard drains, not by N times a start. Records answered promptly (within
+ * 1/{@value #PROMPT_SHARE} of the target wait of their add, no attempt throttled) waited in no queue, so they
+ * grow it {@value #PROMPT_GROWTH} times as fast, as TCP's HyStart leaves slow start once round trips lengthen: a
+ * fresh producer's lanes on unthrottled shards reach the queue limits in half the round trips, while producers
+ * that share a shard at its quota see their records wait or get throttled from the first round trip on, and
+ * grow by the drain as before; what they admitted faster is bounded by what the shard answered promptly. After
+ * the first measurement each follows
  * its own share of the drain, so that N producers' budgets add up to the shard's drain in the target wait;
  * their floors add up to N floors, which is why the floor is a small share of the start. Not thread-safe:
  * {@link OutstandingLimit} calls it under its lock.
@@ -41,7 +47,8 @@ final class DrainBudget {
     /**
      * A lane starts at this share of {@code queueLimit}: 97 records at the default, about a tenth of a second of
      * a shard's 1,000 records. 32 producers starting on one shard at once admit 3,100 records, about three seconds
-     * of them; one producer reaches the queue limits from there in about ten round trips of slow start. Caps raised
+     * of them; one producer reaches the queue limits from there in about ten round trips of slow start, five where
+     * Kinesis answers promptly. Caps raised
      * out of reach raise it with them.
      */
     static final int START_SHARE = 1024;
@@ -53,6 +60,13 @@ final class DrainBudget {
      * (bench/results/wide-stream-levers/README.md, "Lanes that start below one aggregate").
      */
     static final int START_SHARE_BYTES = 256;
+    /**
+     * An acknowledgement within this share of the target wait (250 ms at the default {@code RecordTtl}) waited in
+     * no queue: a KPL buffer's time ({@code RecordMaxBufferedTime}, 100 ms at most by default) and a round trip.
+     */
+    static final int PROMPT_SHARE = 8;
+    /** What a prompt acknowledgement in slow start adds to the budget, in times what it acknowledged: ×4 a round trip. */
+    static final int PROMPT_GROWTH = 3;
     /** A lane's floor, as a share of the queue limits (12 records, 2 KiB at the defaults): one producer of many on a shard holds little. */
     static final int FLOOR_SHARE = 8 * START_SHARE;
     /** Weight of the newest window's rate in the running estimate. */
@@ -145,19 +159,27 @@ final class DrainBudget {
 
     /**
      * Kinesis acknowledged {@code count} records of {@code size} bytes in all. Before the first measurement, while a
-     * task waits, the budget grows by them (slow start).
+     * task waits, the budget grows by them, {@value #PROMPT_GROWTH} times that if they were answered promptly (slow
+     * start).
      *
+     * @param latencyNanos from their add to the KPL to its answer
+     * @param throttled whether Kinesis throttled an attempt of them
      * @param waiting whether a task waits for room in the lane now
      */
-    void acknowledged(long count, long size, boolean waiting, long nowNanos) {
+    void acknowledged(long count, long size, long latencyNanos, boolean throttled, boolean waiting, long nowNanos) {
         roll(nowNanos);
         windowRecords += count;
         windowBytes += size;
         windowBound |= waiting;
         if (waiting && recordsPerSecond < 0 && policy.followsDrain()) {
-            records = Math.min(policy.queueLimit(), records + count);
-            bytes = Math.min(policy.queueLimitBytes(), bytes + size);
+            long growth = !throttled && latencyNanos <= promptNanos() ? PROMPT_GROWTH : 1;
+            records = Math.min(policy.queueLimit(), records + growth * count);
+            bytes = Math.min(policy.queueLimitBytes(), bytes + growth * size);
         }
+    }
+
+    private double promptNanos() {
+        return policy.targetWaitSeconds() * 1e9 / PROMPT_SHARE;
     }
 
     /** Closes the window once it has been busy long enough, following its rate if a task waited in it. */

@@ -251,12 +251,18 @@ final class OutstandingLimit {
         }
     }
 
-    /** Gives back the room of records Kinesis acknowledged; their lane's budget follows their rate. */
-    void acknowledged(Lane lane, long count, long size) {
+    /**
+     * Gives back the room of records Kinesis acknowledged; their lane's budget follows their rate.
+     *
+     * @param latencyNanos from their add to the KPL to its answer
+     * @param throttled whether Kinesis throttled an attempt of them
+     */
+    void acknowledged(Lane lane, long count, long size, long latencyNanos, boolean throttled) {
         lock.lock();
         try {
             LaneState state = unreserve(lane, count, size);
-            state.budget.acknowledged(count, size, !state.waiting.isEmpty(), nanoClock.getAsLong());
+            state.budget.acknowledged(count, size, latencyNanos, throttled, !state.waiting.isEmpty(),
+                nanoClock.getAsLong());
             settleIdle(state);
             signalRelease();
         } finally {

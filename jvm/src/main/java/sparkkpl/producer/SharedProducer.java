@@ -136,8 +136,9 @@ public final class SharedProducer implements SharedPool.Pooled {
     void add(KplRecord record, TaskAcks acks, Runnable onAnswered) {
         boolean released = false;
         try {
+            long addedAt = System.nanoTime();
             ListenableFuture<UserRecordResult> future = addToKpl(record.sent());
-            future.addListener(() -> settled(record, future), MoreExecutors.directExecutor());
+            future.addListener(() -> settled(record, future, addedAt), MoreExecutors.directExecutor());
             future.addListener(onAnswered, MoreExecutors.directExecutor());
             released = true;
             acks.track(future, record, this);
@@ -149,19 +150,23 @@ public final class SharedProducer implements SharedPool.Pooled {
         }
     }
 
-    private void settled(KplRecord record, ListenableFuture<UserRecordResult> future) {
-        if (acknowledged(future)) {
-            limit.acknowledged(record.lane(), record.count(), record.bytes());
+    private void settled(KplRecord record, ListenableFuture<UserRecordResult> future, long addedAt) {
+        UserRecordResult result = acknowledged(future);
+        if (result != null) {
+            limit.acknowledged(record.lane(), record.count(), record.bytes(), System.nanoTime() - addedAt,
+                TaskAcks.throttles(result.getAttempts()) > 0);
         } else {
             unreserve(record);
         }
     }
 
-    private static boolean acknowledged(ListenableFuture<UserRecordResult> done) {
+    /** Kinesis's answer if it stored the record; null otherwise. */
+    private static UserRecordResult acknowledged(ListenableFuture<UserRecordResult> done) {
         try {
-            return Futures.getDone(done).isSuccessful();
+            UserRecordResult result = Futures.getDone(done);
+            return result.isSuccessful() ? result : null;
         } catch (ExecutionException | CancellationException e) {
-            return false; // the record's task learns why from its own callback (TaskAcks)
+            return null; // the record's task learns why from its own callback (TaskAcks)
         }
     }
 

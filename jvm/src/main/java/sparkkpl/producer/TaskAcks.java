@@ -154,11 +154,12 @@ public final class TaskAcks {
     }
 
     private synchronized void countThrottles(List<Attempt> attempts) {
-        for (Attempt attempt : attempts) {
-            if (THROTTLED.equals(attempt.getErrorCode())) {
-                throttledAttempts++;
-            }
-        }
+        throttledAttempts += throttles(attempts);
+    }
+
+    /** How many of a record's attempts Kinesis throttled. */
+    static long throttles(List<Attempt> attempts) {
+        return attempts.stream().filter(attempt -> THROTTLED.equals(attempt.getErrorCode())).count();
     }
 
     /**

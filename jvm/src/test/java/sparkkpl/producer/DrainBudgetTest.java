@@ -13,6 +13,10 @@ public class DrainBudgetTest {
     /** The default RecordTtl: a target wait of 2 s. */
     private static final long TTL_MS = 30_000;
     private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    /** An answer that waited in a queue, as at a shard's quota: half the target wait after its add. */
+    private static final long QUEUED = SECOND;
+    /** An answer that waited in none: a KPL buffer's time and a round trip, within an eighth of the target wait. */
+    private static final long PROMPT = SECOND / 4;
     private static final DrainBudget.Policy POLICY = DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, TTL_MS);
     private static final Lane SHARD = new Lane("s", "shardId-000000000000");
 
@@ -37,8 +41,28 @@ public class DrainBudgetTest {
     @Test
     public void untilItsFirstMeasurementItGrowsByWhatIsAcknowledgedWhileATaskWaits() {
         budget.bound(now);
-        budget.acknowledged(97, 16 << 10, true, now + SECOND / 10);
-        budget.acknowledged(50, 1_000, false, now + SECOND / 5); // nobody waited: not bound by the budget
+        budget.acknowledged(97, 16 << 10, QUEUED, false, true, now + SECOND / 10);
+        budget.acknowledged(50, 1_000, QUEUED, false, false, now + SECOND / 5); // nobody waited: not bound by the budget
+
+        assertEquals(2 * 97, budget.records());
+        assertEquals(80 << 10, budget.bytes());
+    }
+
+    /** An unthrottled shard answers within a fraction of the target wait: the lane grows fourfold a round trip. */
+    @Test
+    public void promptAnswersGrowItThreeTimesWhatTheyAcknowledge() {
+        budget.bound(now);
+        budget.acknowledged(97, 16 << 10, PROMPT, false, true, now + SECOND / 10);
+
+        assertEquals(4 * 97, budget.records());
+        assertEquals(112 << 10, budget.bytes());
+    }
+
+    /** A throttled attempt says the shard is at its quota, however soon the KPL's retry was answered. */
+    @Test
+    public void aThrottledAnswerGrowsItByWhatItAcknowledgesAlone() {
+        budget.bound(now);
+        budget.acknowledged(97, 16 << 10, PROMPT, true, true, now + SECOND / 10);
 
         assertEquals(2 * 97, budget.records());
         assertEquals(80 << 10, budget.bytes());
@@ -47,7 +71,7 @@ public class DrainBudgetTest {
     @Test
     public void slowStartEndsWithTheFirstMeasurement() {
         drainPerSecond(10, 10_000, true, 1); // one producer of a hundred on a shard at its quota
-        budget.acknowledged(10, 10_000, true, now);
+        budget.acknowledged(10, 10_000, PROMPT, false, true, now);
 
         assertEquals(20, budget.records());
         assertEquals(20_000, budget.bytes());
@@ -91,7 +115,7 @@ public class DrainBudgetTest {
     public void nothingAcknowledgedWhileTasksWaitLeavesTheFloor() {
         budget.bound(now);
         now += 10 * SECOND; // an outage
-        budget.acknowledged(0, 0, true, now);
+        budget.acknowledged(0, 0, QUEUED, false, true, now);
 
         assertEquals(CAP_RECORDS / 8192, budget.records()); // 12 records and 2 KiB: the floor
         assertEquals(2 << 10, budget.bytes());
@@ -111,14 +135,14 @@ public class DrainBudgetTest {
         budget.busy(now);
         budget.bound(now);
         acknowledgeOverHalfASecond();
-        budget.acknowledged(0, 0, true, now);
+        budget.acknowledged(0, 0, QUEUED, false, true, now);
 
         assertEquals(2_000_000, budget.bytes());
     }
 
     private void acknowledgeOverHalfASecond() {
         for (int i = 0; i < 5; i++) {
-            budget.acknowledged(100, 100_000, true, now);
+            budget.acknowledged(100, 100_000, QUEUED, false, true, now);
             now += SECOND / 10;
         }
     }
@@ -129,8 +153,8 @@ public class DrainBudgetTest {
         DrainBudget shortTtl = busy(DrainBudget.Policy.following(CAP_RECORDS, CAP_BYTES, 2_000).newLane());
         for (DrainBudget each : new DrainBudget[] {longTtl, shortTtl}) {
             each.bound(now);
-            each.acknowledged(1_000, 1_000_000, true, now + SECOND / 2);
-            each.acknowledged(0, 0, true, now + SECOND);
+            each.acknowledged(1_000, 1_000_000, QUEUED, false, true, now + SECOND / 2);
+            each.acknowledged(0, 0, QUEUED, false, true, now + SECOND);
         }
 
         assertEquals("10 s", 10_000_000, longTtl.bytes());
@@ -141,8 +165,8 @@ public class DrainBudgetTest {
     public void queueLimitsOnlyIgnoreTheDrain() {
         DrainBudget fixed = busy(DrainBudget.Policy.queueLimitsOnly(2, 100).newLane());
         fixed.bound(0);
-        fixed.acknowledged(1, 1, true, 10 * SECOND);
-        fixed.acknowledged(0, 0, true, 20 * SECOND);
+        fixed.acknowledged(1, 1, QUEUED, false, true, 10 * SECOND);
+        fixed.acknowledged(0, 0, QUEUED, false, true, 20 * SECOND);
 
         assertEquals(2, fixed.records());
         assertEquals(100, fixed.bytes());
@@ -153,11 +177,11 @@ public class DrainBudgetTest {
         for (int second = 0; second < seconds; second++) {
             now += SECOND / 20;
             for (int tenth = 0; tenth < 10; tenth++) {
-                budget.acknowledged(records / 10, bytes / 10, waiting, now);
+                budget.acknowledged(records / 10, bytes / 10, QUEUED, false, waiting, now);
                 now += SECOND / 10;
             }
             now -= SECOND / 20;
-            budget.acknowledged(0, 0, waiting, now);
+            budget.acknowledged(0, 0, QUEUED, false, waiting, now);
         }
     }
 }

@@ -20,6 +20,8 @@ public class OutstandingLimitTest {
     private static final Runnable NO_FLUSH = () -> { };
     private static final long ONE_SECOND = TimeUnit.SECONDS.toNanos(1);
     private static final Lane LANE = new Lane("s", "shardId-0");
+    /** An answer that waited in a queue, as at a shard's quota: slow start grows by what it acknowledges alone. */
+    private static final long QUEUED = ONE_SECOND;
 
     @Test
     public void roomIsRefusedAtEitherCapAndComesBackWithAReleasedRecord() {
@@ -158,7 +160,7 @@ public class OutstandingLimitTest {
                 assertThrows(TimeoutException.class, () -> limit.acquire(lane, 1, 64_000_000, NO_FLUSH, 1, stats));
             }
             now[0] += ONE_SECOND / 10;
-            lanes.forEach(lane -> limit.acknowledged(lane, 100, 100_000));
+            lanes.forEach(lane -> limit.acknowledged(lane, 100, 100_000, QUEUED, false));
         }
 
         Lane hot = lanes.get(0);
@@ -214,7 +216,7 @@ public class OutstandingLimitTest {
         waitingForCaps.start();
         sleepMs(50); // it waits for the queue limits: its lane has room for it
         now[0] += 2 * ONE_SECOND;
-        limit.acknowledged(shrinking, 1, 1); // a window of almost nothing drained: the lane's budget falls to its floor
+        limit.acknowledged(shrinking, 1, 1, QUEUED, false); // a window of almost nothing drained: the lane's budget falls to its floor
 
         try {
             limit.acquire(new Lane("s", "shardId-cold"), 1, 1, NO_FLUSH, 5 * ONE_SECOND, new TaskQueueStats());
